@@ -1,0 +1,1 @@
+"""Prefect flows and the ingestion pieces they call, in order."""

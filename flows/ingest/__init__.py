@@ -1,0 +1,1 @@
+"""Ingestion: declared sources → landed files → parsed, validated, staged frames."""

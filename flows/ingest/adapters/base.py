@@ -1,0 +1,99 @@
+"""What every format adapter returns, and the rule machinery they share."""
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+QUARANTINE_COLUMNS = {
+    "row_number": pl.Int64,
+    "reason_code": pl.String,
+    "detail": pl.String,
+    "raw_record": pl.String,
+}
+
+
+class FileRejected(Exception):
+    """The whole file cannot be read (empty, truncated, wrong encoding, schema drift)."""
+
+    def __init__(self, reason_code: str, detail: str):
+        super().__init__(f"{reason_code}: {detail}")
+        self.reason_code = reason_code
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class FileContext:
+    """What an adapter knows about the file it parses, besides its bytes."""
+
+    path: Path
+    source_name: str
+    original_name: str
+    file_sha256: str
+    first_seen_at: str  # ISO-8601 UTC; the default observation time for rows without one
+    defaults: dict
+
+
+@dataclass
+class ParseResult:
+    """Rows that parsed cleanly (canonical columns) and rows quarantined with reasons."""
+
+    accepted: pl.DataFrame
+    quarantined: pl.DataFrame
+    rows_in: int
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A format id's reader: which kind of source, which canonical table, and the parse function."""
+
+    format: str
+    kind: str
+    table: str
+    parse: Callable[[FileContext], ParseResult]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A row-level rule: rows where `failed` is true are quarantined with `reason_code`."""
+
+    reason_code: str
+    failed: pl.Expr
+    detail: pl.Expr
+
+
+def apply_rules(frame: pl.DataFrame, rules: list[Rule]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Split a frame into (accepted, quarantined); the first failing rule names the reason, all are listed."""
+    if frame.height == 0:
+        return frame, empty_quarantine()
+    flags = [r.failed.fill_null(False).alias(f"__fail_{i}") for i, r in enumerate(rules)]
+    details = [
+        pl.when(pl.col(f"__fail_{i}")).then(pl.lit(f"{r.reason_code}: ") + r.detail).otherwise(None)
+        for i, r in enumerate(rules)
+    ]
+    codes = [pl.when(pl.col(f"__fail_{i}")).then(pl.lit(r.reason_code)) for i, r in enumerate(rules)]
+    marked = frame.with_columns(flags).with_columns(
+        pl.coalesce(codes).alias("__reason_code"),
+        pl.concat_str(details, separator="; ", ignore_nulls=True).alias("__detail"),
+    )
+    helper = [c for c in marked.columns if c.startswith("__")]
+    bad = marked.filter(pl.col("__reason_code").is_not_null())
+    good = marked.filter(pl.col("__reason_code").is_null()).drop(helper)
+    return good, quarantine_rows(bad, "__reason_code", "__detail")
+
+
+def quarantine_rows(bad: pl.DataFrame, code_col: str, detail_col: str) -> pl.DataFrame:
+    """Shape rejected rows as quarantine rows; the raw record is kept as JSON so nothing is lost."""
+    raw_cols = [c for c in bad.columns if c.startswith("raw_")]
+    raw = pl.struct([pl.col(c).alias(c.removeprefix("raw_")) for c in raw_cols]).struct.json_encode()
+    return bad.select(
+        pl.col("row_number").cast(pl.Int64),
+        pl.col(code_col).alias("reason_code"),
+        pl.col(detail_col).alias("detail"),
+        raw.alias("raw_record"),
+    )
+
+
+def empty_quarantine() -> pl.DataFrame:
+    """A quarantine frame with no rows and the right columns."""
+    return pl.DataFrame(schema=QUARANTINE_COLUMNS)

@@ -1,0 +1,136 @@
+"""Polars expressions that turn raw text cells into typed canonical fields, and the rules around them."""
+import csv
+from functools import lru_cache
+
+import polars as pl
+
+from flows.ingest.adapters.base import Rule
+from provider_eval.paths import REFERENCE_DIR
+
+MAX_MONEY = 1e12  # larger amounts do not fit DECIMAL(18,6); no real quote comes near
+
+
+def raw(name: str) -> pl.Expr:
+    """The raw text cell of a column."""
+    return pl.col(f"raw_{name}")
+
+
+def with_default(name: str, defaults: dict) -> pl.Expr:
+    """The file's value, or the source-level default when the file has none."""
+    default = defaults.get(name)
+    expr = raw(name)
+    return expr if default is None else expr.fill_null(pl.lit(str(default)))
+
+
+def default_conflict_rules(names: list[str], defaults: dict) -> list[Rule]:
+    """A value in the file that contradicts the source's default is quarantined, not overridden."""
+    rules = []
+    for name in names:
+        if defaults.get(name) is None:
+            continue
+        default = str(defaults[name])
+        rules.append(Rule(
+            "DEFAULT_CONFLICT",
+            raw(name).is_not_null() & (raw(name) != default),
+            pl.format("{} is '{}' in the file but '{}' in sources.yaml defaults", pl.lit(name), raw(name), pl.lit(default)),
+        ))
+    return rules
+
+
+def required_rule(name: str, expr: pl.Expr) -> Rule:
+    """A field that must be present."""
+    return Rule("FIELD_MISSING", expr.is_null(), pl.lit(f"{name} is empty"))
+
+
+def as_float(expr: pl.Expr) -> pl.Expr:
+    """Text → float, null where it is not a number (NaN and Inf survive, to be named)."""
+    return expr.cast(pl.Float64, strict=False)
+
+
+def as_money(expr: pl.Expr) -> pl.Expr:
+    """Text → DECIMAL(18,6); non-numbers and non-finite values become null (rules say why)."""
+    return expr.cast(pl.Decimal(18, 6), strict=False)
+
+
+def money_rules(name: str, expr: pl.Expr, prefix: str, allow_zero: bool) -> list[Rule]:
+    """Name every way a money cell can be wrong: not a number, NaN/Inf, zero, negative, huge."""
+    value = as_float(expr)
+    rules = [
+        Rule(f"{prefix}_NOT_NUMERIC", expr.is_not_null() & value.is_null(),
+             pl.format("{} '{}' is not a number", pl.lit(name), expr)),
+        Rule(f"{prefix}_NONFINITE", value.is_nan() | value.is_infinite(),
+             pl.format("{} '{}' is not finite", pl.lit(name), expr)),
+        Rule(f"{prefix}_NONPOSITIVE", value < 0, pl.format("{} {} is negative", pl.lit(name), expr)),
+        Rule(f"{prefix}_OUT_OF_RANGE", value.is_finite() & (value >= MAX_MONEY),
+             pl.format("{} {} is implausibly large", pl.lit(name), expr)),
+    ]
+    if not allow_zero:
+        rules.insert(3, Rule(f"{prefix}_PLACEHOLDER", value == 0,
+                             pl.format("{} {} is a zero placeholder, not a price", pl.lit(name), expr)))
+    return rules
+
+
+def as_count(expr: pl.Expr) -> pl.Expr:
+    """Text → positive integer; '3.5', 'eight', '0' and '-1' become null."""
+    value = expr.cast(pl.Int64, strict=False)
+    return pl.when(expr.str.contains(r"^\d+$") & (value > 0)).then(value).otherwise(None)
+
+
+def enum_value(expr: pl.Expr, aliases: dict[str, str]) -> pl.Expr:
+    """Lower-cased text mapped through an alias table; anything else becomes null."""
+    return expr.str.to_lowercase().replace_strict(aliases, default=None, return_dtype=pl.String)
+
+
+def as_utc_timestamp(expr: pl.Expr) -> pl.Expr:
+    """ISO-8601 text with an explicit offset or Z → UTC timestamp; naive or malformed → null."""
+    has_zone = expr.str.contains(r"(Z|[+-]\d{2}:?\d{2})$")
+    parsed = expr.str.to_datetime(time_zone="UTC", strict=False, time_unit="us")
+    return pl.when(has_zone).then(parsed).otherwise(None)
+
+
+def as_date(expr: pl.Expr) -> pl.Expr:
+    """ISO date text (YYYY-MM-DD) → date; anything else → null."""
+    return expr.str.to_date("%Y-%m-%d", strict=False)
+
+
+def normalized_gpu_key(expr: pl.Expr) -> pl.Expr:
+    """Case-folded, whitespace-collapsed name used for alias lookup."""
+    return expr.str.to_lowercase().str.replace_all(r"\s+", " ")
+
+
+@lru_cache(maxsize=1)
+def gpu_alias_table() -> dict[str, str]:
+    """Normalised alias → catalog model, from data/reference/gpu_aliases.csv."""
+    with open(REFERENCE_DIR / "gpu_aliases.csv", newline="", encoding="utf-8") as fh:
+        return {" ".join(row["alias"].lower().split()): row["gpu_model"] for row in csv.DictReader(fh)}
+
+
+@lru_cache(maxsize=1)
+def known_currencies() -> tuple[str, ...]:
+    """Currencies with a dated FX rate in data/reference/fx_rates.csv."""
+    with open(REFERENCE_DIR / "fx_rates.csv", newline="", encoding="utf-8") as fh:
+        return tuple(sorted({row["currency"] for row in csv.DictReader(fh)}))
+
+
+def gpu_model(expr: pl.Expr) -> pl.Expr:
+    """Any known spelling → catalog model; unknown or non-ASCII (homoglyphs) → null, never guessed."""
+    mapped = normalized_gpu_key(expr).replace_strict(gpu_alias_table(), default=None, return_dtype=pl.String)
+    return pl.when(expr.str.contains(r"[^\x20-\x7e]")).then(None).otherwise(mapped)
+
+
+def gpu_rules(expr: pl.Expr) -> list[Rule]:
+    """GPU names must be present and in the alias table."""
+    return [
+        Rule("FIELD_MISSING", expr.is_null(), pl.lit("gpu_model is empty")),
+        Rule("GPU_ALIAS_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null(),
+             pl.format("gpu_model '{}' is not in data/reference/gpu_aliases.csv", expr)),
+    ]
+
+
+CURRENCY_SYMBOLS = {"$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP"}
+
+
+def currency(expr: pl.Expr) -> pl.Expr:
+    """Currency code or symbol → ISO code with a known FX rate; otherwise null."""
+    code = expr.str.to_lowercase().replace(CURRENCY_SYMBOLS).str.to_uppercase()
+    return pl.when(code.is_in(list(known_currencies()))).then(code).otherwise(None)

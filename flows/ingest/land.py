@@ -1,0 +1,57 @@
+"""Land input files in a content-addressed store: the raw bytes are kept, named by their sha256."""
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+INDEX_NAME = "index.jsonl"
+
+
+@dataclass(frozen=True)
+class LandedFile:
+    """One landed file: its content hash, where its bytes are kept, and where they came from."""
+
+    source_name: str
+    file_sha256: str
+    landed_path: str
+    original_path: str
+    first_seen_at: str  # ISO-8601 UTC
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks so large files stay out of memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_index(landing_dir: Path) -> list[LandedFile]:
+    """Every file ever landed in this store, oldest first."""
+    index = landing_dir / INDEX_NAME
+    if not index.exists():
+        return []
+    with open(index, encoding="utf-8") as fh:
+        return [LandedFile(**json.loads(line)) for line in fh if line.strip()]
+
+
+def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime) -> LandedFile:
+    """Copy one file into the store (once per content) and record it in the index."""
+    sha = sha256_of(path)
+    # The vendor's file name stays data only: the stored name is the hash (no path traversal).
+    target = landing_dir / source_name / f"{sha}{''.join(path.suffixes[-2:])[:16]}"
+    for known in read_index(landing_dir):
+        if known.source_name == source_name and known.file_sha256 == sha:
+            return LandedFile(source_name, sha, known.landed_path, str(path), known.first_seen_at)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".part")
+    shutil.copyfile(path, tmp)
+    os.replace(tmp, target)
+    landed = LandedFile(source_name, sha, str(target), str(path), now.isoformat())
+    with open(landing_dir / INDEX_NAME, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(asdict(landed)) + "\n")
+    return landed

@@ -1,0 +1,86 @@
+"""Read sources.yaml: which inputs exist, their format and the metadata defaults they need."""
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flows.ingest.adapters import ADAPTERS
+from flows.ingest.yaml_lines import load_yaml_with_lines
+from provider_eval.errors import ConfigError
+
+SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description"}
+DEFAULT_KEYS = {
+    "provider", "gpu_model", "gpu_count", "model_id", "precision", "engine",
+    "engine_version", "rocm_version", "currency", "region",
+}
+KINDS = {"quotes", "benchmarks"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One declared input: a name, what it holds, how to read it, where it is."""
+
+    name: str
+    kind: str
+    format: str
+    path: str
+    base_dir: Path
+    line: int
+    defaults: dict = field(default_factory=dict)
+
+    def files(self) -> list[Path]:
+        """The files the path glob matches today, sorted for a stable order."""
+        pattern = Path(self.path)
+        if pattern.is_absolute():
+            root, rel = Path(pattern.anchor), str(pattern.relative_to(pattern.anchor))
+        else:
+            root, rel = self.base_dir, self.path
+        return sorted(p for p in root.glob(rel) if p.is_file())
+
+
+def _check_source(raw: dict, file: Path) -> Source:
+    line = getattr(raw, "line", 0)
+    where = f"{file}: line {line}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: each source must be a mapping")
+    unknown = set(raw) - SOURCE_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(SOURCE_KEYS)}")
+    for key in ("name", "kind", "format"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise ConfigError(f"{where}: '{key}' is required and must be text")
+    if raw["kind"] not in KINDS:
+        raise ConfigError(f"{where}: kind {raw['kind']!r} is not one of {sorted(KINDS)}")
+    adapter = ADAPTERS.get(raw["format"])
+    if adapter is None:
+        raise ConfigError(
+            f"{where}: format {raw['format']!r} is not supported; supported: {sorted(ADAPTERS)}"
+        )
+    if adapter.kind != raw["kind"]:
+        raise ConfigError(f"{where}: format {raw['format']!r} holds {adapter.kind}, not {raw['kind']}")
+    if "url" in raw:
+        raise ConfigError(f"{where}: 'url' sources are not supported yet; download the file and use 'path'")
+    if not isinstance(raw.get("path"), str):
+        raise ConfigError(f"{where}: 'path' (a file or glob relative to {file.name}) is required")
+    defaults = raw.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"{where}: 'defaults' must be a mapping")
+    unknown = set(defaults) - DEFAULT_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown default(s) {sorted(unknown)}; allowed: {sorted(DEFAULT_KEYS)}")
+    return Source(
+        name=raw["name"], kind=raw["kind"], format=raw["format"], path=raw["path"],
+        base_dir=file.parent.resolve(), line=line, defaults=dict(defaults),
+    )
+
+
+def load_sources(file: Path) -> list[Source]:
+    """Parse and check sources.yaml; any problem raises ConfigError naming the line."""
+    doc = load_yaml_with_lines(file)
+    if not isinstance(doc, dict) or not isinstance(doc.get("sources"), list):
+        raise ConfigError(f"{file}: expected a top-level 'sources:' list")
+    sources = [_check_source(raw, file) for raw in doc["sources"]]
+    seen: dict[str, int] = {}
+    for s in sources:
+        if s.name in seen:
+            raise ConfigError(f"{file}: line {s.line}: source name {s.name!r} already used on line {seen[s.name]}")
+        seen[s.name] = s.line
+    return sources

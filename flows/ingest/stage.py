@@ -1,0 +1,73 @@
+"""Parse and validate one landed file, and write its accepted and quarantined rows as Parquet."""
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from flows.ingest.adapters import ADAPTERS
+from flows.ingest.adapters.base import FileContext, FileRejected, empty_quarantine
+from flows.ingest.land import LandedFile
+from flows.ingest.validate import validate_frame
+from models import CONTRACTS
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What became of one file: where its rows were written and how many went where."""
+
+    source_name: str
+    format: str
+    table: str
+    file_sha256: str
+    original_path: str
+    first_seen_at: str
+    status: str  # loaded | rejected | duplicate
+    reason: str | None
+    rows_in: int
+    rows_accepted: int
+    rows_quarantined: int
+    accepted_parquet: str | None
+    quarantine_parquet: str | None
+
+
+def stage_file(landed: LandedFile, fmt: str, defaults: dict, staging_dir: Path) -> FileOutcome:
+    """Run the format's adapter and its contract on one file; never raises for bad input."""
+    adapter = ADAPTERS[fmt]
+    ctx = FileContext(
+        path=Path(landed.landed_path), source_name=landed.source_name,
+        original_name=Path(landed.original_path).name, file_sha256=landed.file_sha256,
+        first_seen_at=landed.first_seen_at, defaults=defaults,
+    )
+    base = dict(source_name=landed.source_name, format=fmt, table=adapter.table,
+                file_sha256=landed.file_sha256, original_path=landed.original_path,
+                first_seen_at=landed.first_seen_at)
+    try:
+        parsed = adapter.parse(ctx)
+    except FileRejected as exc:
+        return FileOutcome(**base, status="rejected", reason=f"{exc.reason_code}: {exc.detail}",
+                           rows_in=0, rows_accepted=0, rows_quarantined=0,
+                           accepted_parquet=None, quarantine_parquet=None)
+    accepted, contract_rejects = validate_frame(parsed.accepted, CONTRACTS[adapter.table])
+    quarantined = pl.concat([parsed.quarantined, contract_rejects]) if contract_rejects.height else parsed.quarantined
+    if quarantined.height == 0:
+        quarantined = empty_quarantine()
+    quarantined = quarantined.with_columns(
+        pl.lit(landed.source_name).alias("source_name"),
+        pl.lit(ctx.original_name).alias("source_file"),
+        pl.lit(landed.file_sha256).alias("file_sha256"),
+    )
+    # Row conservation is a contract, not a hope: every input row is accepted or quarantined.
+    if accepted.height + quarantined.height != parsed.rows_in:
+        raise AssertionError(
+            f"{ctx.original_name}: {parsed.rows_in} rows in, {accepted.height} accepted + "
+            f"{quarantined.height} quarantined"
+        )
+    staging_dir.mkdir(parents=True, exist_ok=True)
+    stem = staging_dir / f"{landed.source_name}.{landed.file_sha256[:16]}"
+    accepted_path = Path(f"{stem}.{adapter.table}.parquet")
+    quarantine_path = Path(f"{stem}.quarantine.parquet")
+    accepted.write_parquet(accepted_path)
+    quarantined.write_parquet(quarantine_path)
+    return FileOutcome(**base, status="loaded", reason=None, rows_in=parsed.rows_in,
+                       rows_accepted=accepted.height, rows_quarantined=quarantined.height,
+                       accepted_parquet=str(accepted_path), quarantine_parquet=str(quarantine_path))

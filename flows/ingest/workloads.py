@@ -1,0 +1,69 @@
+"""Read workloads.yaml into a frame that satisfies the Workload contract, or say which line is wrong."""
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+import pandera.polars as pa
+import polars as pl
+
+from flows.ingest.yaml_lines import load_yaml_with_lines
+from models.workloads import QUANTITY, Workload
+from provider_eval.errors import ConfigError
+
+KEYS = {"id", "kind", "description", "unit", "quantity", "model_id", "precision",
+        "storage_gb", "egress_gb", "setup_hours", "match"}
+MATCH_KEYS = {"workload_id"}
+
+
+def _decimal(value, field: str, where: str) -> Decimal:
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        raise ConfigError(f"{where}: {field} {value!r} is not a number") from None
+    if not number.is_finite():
+        raise ConfigError(f"{where}: {field} {value!r} is not finite")
+    return number
+
+
+def _row(raw: dict, file: Path) -> dict:
+    line = getattr(raw, "line", 0)
+    where = f"{file}: line {line}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: each workload must be a mapping")
+    unknown = set(raw) - KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(KEYS)}")
+    for key in ("id", "kind", "unit", "quantity"):
+        if raw.get(key) in (None, ""):
+            raise ConfigError(f"{where}: '{key}' is required")
+    match = raw.get("match") or {}
+    if not isinstance(match, dict) or set(match) - MATCH_KEYS:
+        raise ConfigError(f"{where}: 'match' may only hold {sorted(MATCH_KEYS)}")
+    return {
+        "workload_id": str(raw["id"]), "kind": str(raw["kind"]), "description": raw.get("description"),
+        "unit": str(raw["unit"]), "quantity": _decimal(raw["quantity"], "quantity", where),
+        "model_id": raw.get("model_id"), "precision": raw.get("precision"),
+        **{k: _decimal(raw.get(k, 0), k, where) for k in ("storage_gb", "egress_gb", "setup_hours")},
+        "match_workload_id": match.get("workload_id"), "line": line,
+    }
+
+
+def load_workloads(file: Path) -> pl.DataFrame:
+    """Parse and validate workloads.yaml; problems raise ConfigError naming the line and field."""
+    doc = load_yaml_with_lines(file)
+    if not isinstance(doc, dict) or not isinstance(doc.get("workloads"), list) or not doc["workloads"]:
+        raise ConfigError(f"{file}: expected a non-empty top-level 'workloads:' list")
+    rows = [_row(raw, file) for raw in doc["workloads"]]
+    schema = {"workload_id": pl.String, "kind": pl.String, "description": pl.String, "unit": pl.String,
+              "quantity": QUANTITY, "model_id": pl.String, "precision": pl.String,
+              "storage_gb": QUANTITY, "egress_gb": QUANTITY, "setup_hours": QUANTITY,
+              "match_workload_id": pl.String, "line": pl.Int64}
+    frame = pl.DataFrame(rows, schema=schema)
+    try:
+        return Workload.validate(frame, lazy=True)
+    except pa.errors.SchemaErrors as exc:
+        problems = []
+        for case in exc.failure_cases.iter_rows(named=True):
+            idx = case["index"]
+            line = rows[idx]["line"] if idx is not None else "?"
+            problems.append(f"line {line}: {case['column']} {case['failure_case']!r} fails {case['check']}")
+        raise ConfigError(f"{file}: " + "; ".join(problems)) from None

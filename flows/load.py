@@ -1,0 +1,63 @@
+"""Load reference data, staged Parquet and the manifest into a new (unpublished) warehouse file."""
+from dataclasses import asdict
+from pathlib import Path
+
+import duckdb
+import pandera.polars as pa
+import polars as pl
+
+from flows.ingest.adapters.base import QUARANTINE_COLUMNS
+from flows.ingest.stage import FileOutcome
+from models import CONTRACTS
+
+QUARANTINE_SCHEMA = {"source_name": pl.String, "source_file": pl.String, "file_sha256": pl.String,
+                     **QUARANTINE_COLUMNS}
+MANIFEST_SCHEMA = {
+    "file_sha256": pl.String, "source_name": pl.String, "format": pl.String, "table": pl.String,
+    "original_path": pl.String, "status": pl.String, "reason": pl.String, "rows_in": pl.Int64,
+    "rows_accepted": pl.Int64, "rows_quarantined": pl.Int64, "first_seen_at": pl.String,
+}
+
+
+def contract_schema(contract: type[pa.DataFrameModel]) -> dict:
+    """The polars schema a contract describes (used for tables no file fed this time)."""
+    return {name: col.dtype.type for name, col in contract.to_schema().columns.items()}
+
+
+def _load_parquet(con: duckdb.DuckDBPyConnection, table: str, files: list[str], schema: dict) -> None:
+    empty = pl.DataFrame(schema=schema)
+    con.register("__empty", empty.to_arrow())
+    con.execute(f'create table "{table}" as select * from __empty')
+    con.unregister("__empty")
+    if files:
+        # union_by_name: files are read by column name, never by position.
+        con.execute(f'insert into "{table}" by name select * from read_parquet(?, union_by_name = true)', [files])
+
+
+def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path) -> list[str]:
+    """Every CSV in data/reference becomes a ref_<stem> table."""
+    names = []
+    for path in sorted(reference_dir.glob("*.csv")):
+        name = f"ref_{path.stem}"
+        con.execute(f'create table "{name}" as select * from read_csv(?, header = true, sample_size = -1)', [str(path)])
+        names.append(name)
+    return names
+
+
+def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], workloads_parquet: Path,
+                refreshed_at: str) -> None:
+    """Create the raw_* tables the SQL models read."""
+    for table, contract in CONTRACTS.items():
+        files = [o.accepted_parquet for o in outcomes if o.table == table and o.accepted_parquet]
+        _load_parquet(con, f"raw_{table}", files, contract_schema(contract))
+    quarantine_files = [o.quarantine_parquet for o in outcomes if o.quarantine_parquet]
+    _load_parquet(con, "raw_quarantine", quarantine_files, QUARANTINE_SCHEMA)
+    manifest = pl.DataFrame(
+        [{k: v for k, v in asdict(o).items() if k in MANIFEST_SCHEMA} for o in outcomes],
+        schema=MANIFEST_SCHEMA,
+    )
+    con.register("__manifest", manifest.to_arrow())
+    con.execute("create table raw_ingest_manifest as select * from __manifest")
+    con.unregister("__manifest")
+    con.execute(f"create table raw_workloads as select * from read_parquet(?)", [str(workloads_parquet)])
+    con.execute("create table raw_refresh as select ?::timestamptz as refreshed_at", [refreshed_at])

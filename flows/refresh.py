@@ -1,0 +1,149 @@
+"""The refresh flow: land → parse → validate → load → SQL models → checks → publish."""
+import datetime as dt
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.states import Failed
+
+from flows.ingest.land import LandedFile, land_file, read_index
+from flows.ingest.sources import Source, load_sources
+from flows.ingest.stage import FileOutcome, stage_file
+from flows.ingest.workloads import load_workloads
+from flows.load import load_reference, load_staged
+from provider_eval import sql_models, warehouse
+from provider_eval.errors import ProviderEvalError, RefreshFailed
+from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
+
+PUBLIC_TABLES = (
+    "offers", "offer_history", "benchmark_runs", "benchmark_requests", "compat_checks", "memory_fit",
+    "hardware_validations", "workload_costs", "rankings", "quarantine", "ingest_manifest",
+)
+
+
+@dataclass
+class RefreshSummary:
+    """What a refresh did, for the CLI and for tests."""
+
+    warehouse: str
+    files: int = 0
+    files_rejected: int = 0
+    rows_in: int = 0
+    rows_accepted: int = 0
+    rows_quarantined: int = 0
+    table_rows: dict = field(default_factory=dict)
+
+
+@task
+def land_sources(sources: list[Source], landing_dir: str, now: str) -> list[tuple[LandedFile, str, dict]]:
+    """Copy each declared file into the landing store; return every landed file of these sources."""
+    when = dt.datetime.fromisoformat(now)
+    for source in sources:
+        matched = source.files()
+        if not matched:
+            get_run_logger().warning("source %r (line %d): no file matches %r", source.name, source.line, source.path)
+        for path in matched:
+            land_file(source.name, path, Path(landing_dir), when)
+    by_name = {s.name: s for s in sources}
+    return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].defaults)
+            for lf in read_index(Path(landing_dir)) if lf.source_name in by_name]
+
+
+@task
+def stage(landed: LandedFile, fmt: str, defaults: dict, staging_dir: str) -> FileOutcome:
+    """Parse and validate one landed file into Parquet."""
+    return stage_file(landed, fmt, defaults, Path(staging_dir))
+
+
+@task
+def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str) -> str:
+    """Load everything into a new warehouse file, build the SQL models and run the checks."""
+    build_path = Path(build_dir) / "warehouse.duckdb"
+    workloads_parquet = Path(build_dir) / "workloads.parquet"
+    load_workloads(Path(workloads_file)).write_parquet(workloads_parquet)
+    with warehouse.connect(build_path) as con:
+        load_reference(con, REFERENCE_DIR)
+        load_staged(con, outcomes, workloads_parquet, now)
+        sql_models.build_models(con, Path(sql_dir))
+        failures = sql_models.run_checks(con, Path(sql_dir))
+    if failures:
+        lines = [f"  {f.name}: {f.rows} offending row(s), e.g. {f.sample[0]}" for f in failures]
+        raise RefreshFailed("checks failed; the previous warehouse stays published:\n" + "\n".join(lines))
+    return str(build_path)
+
+
+@task
+def publish(build_path: str, published: str) -> dict:
+    """Swap the checked build in as the published warehouse; return public table row counts."""
+    warehouse.publish(Path(build_path), Path(published))
+    with warehouse.connect_published(Path(published)) as con:
+        return {t: con.execute(f'select count(*) from "{t}"').fetchone()[0] for t in PUBLIC_TABLES}
+
+
+def _dedupe(landed: list[tuple[LandedFile, str, dict]]) -> tuple[list, list[FileOutcome]]:
+    """The same content declared twice in one source is loaded once; the rest are 'duplicate'."""
+    unique, seen, duplicates = [], set(), []
+    for lf, fmt, defaults in landed:
+        key = (lf.source_name, lf.file_sha256)
+        if key in seen:
+            duplicates.append(FileOutcome(
+                lf.source_name, fmt, "", lf.file_sha256, lf.original_path, lf.first_seen_at, "duplicate",
+                "same content as a file already loaded for this source", 0, 0, 0, None, None))
+        else:
+            seen.add(key)
+            unique.append((lf, fmt, defaults))
+    return unique, duplicates
+
+
+def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path) -> RefreshSummary:
+    """The refresh's steps, in order (the flow wraps this so failures become a Failed state)."""
+    log = get_run_logger()
+    now = dt.datetime.now(dt.timezone.utc).isoformat()
+    sources = load_sources(sources_file)
+    load_workloads(workloads_file)  # fail fast, before any work, on a malformed workloads file
+    root = warehouse_file.parent
+    build_dir = root / ".build" / uuid.uuid4().hex
+    build_dir.mkdir(parents=True)
+    try:
+        with warehouse.writer_lock(warehouse_file):
+            landed = land_sources(sources, str(root / "landing"), now)
+            unique, duplicates = _dedupe(landed)
+            log.info("landed %d file(s) from %d source(s)", len(unique), len(sources))
+            futures = [stage.submit(lf, fmt, defaults, str(build_dir / "staged")) for lf, fmt, defaults in unique]
+            outcomes = [f.result() for f in futures] + duplicates
+            for o in outcomes:
+                if o.status == "rejected":
+                    log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
+            build_path = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now)
+            table_rows = publish(build_path, str(warehouse_file))
+    finally:
+        shutil.rmtree(build_dir, ignore_errors=True)
+    summary = RefreshSummary(
+        warehouse=str(warehouse_file),
+        files=len(outcomes),
+        files_rejected=sum(o.status == "rejected" for o in outcomes),
+        rows_in=sum(o.rows_in for o in outcomes),
+        rows_accepted=sum(o.rows_accepted for o in outcomes),
+        rows_quarantined=sum(o.rows_quarantined for o in outcomes),
+        table_rows=table_rows,
+    )
+    log.info("published %s: %s", warehouse_file, summary.table_rows)
+    return summary
+
+
+@flow(name="refresh-pricing", log_prints=False)
+def refresh(
+    sources: str = str(DEFAULT_SOURCES),
+    workloads: str = str(DEFAULT_WORKLOADS),
+    warehouse_path: str = str(DEFAULT_WAREHOUSE),
+    sql_dir: str = str(SQL_DIR),
+):
+    """Rebuild the warehouse from the declared inputs and publish it if every check passes."""
+    try:
+        return run_refresh(Path(sources), Path(workloads), Path(warehouse_path), Path(sql_dir))
+    except ProviderEvalError as exc:
+        # An expected failure (bad config, failed checks): a Failed state with a readable message,
+        # not a traceback. The previous warehouse is untouched.
+        return Failed(message=str(exc), data=exc)

@@ -1,0 +1,42 @@
+"""Contract for quote observations: one row per offer × billing option as seen in one file."""
+import datetime as dt
+from decimal import Decimal
+
+import pandera.polars as pa
+import polars as pl
+
+from models.common import TIME_UNITS, Lineage
+
+MONEY = pl.Decimal(18, 6)
+
+
+class QuoteObservation(Lineage):
+    """A vendor's price for a rentable configuration, in its own currency and unit."""
+
+    provider: str = pa.Field(str_length={"min_value": 1})
+    offer_id: str = pa.Field(str_length={"min_value": 1})
+    gpu_model: str = pa.Field(str_length={"min_value": 1})
+    gpu_name_raw: str
+    gpus_per_node: pl.Int32 = pa.Field(ge=1, le=64)
+    billing_model: str = pa.Field(isin=["on_demand", "spot", "monthly", "dedicated", "reserved"])
+    # Decimal bounds: finite by construction; gt=0 is safe here (it is not on floats: NaN/Inf pass).
+    price_amount: MONEY = pa.Field(gt=Decimal(0), lt=Decimal(10**12))
+    currency: str = pa.Field(str_matches=r"^[A-Z]{3}$")
+    price_unit: str = pa.Field(isin=TIME_UNITS)
+    price_scope: str = pa.Field(isin=["per_gpu", "per_node"])
+    billing_granularity: str = pa.Field(isin=TIME_UNITS)
+    min_term_hours: MONEY = pa.Field(ge=Decimal(0))
+    storage_per_gb_month: MONEY = pa.Field(ge=Decimal(0))
+    egress_per_gb: MONEY = pa.Field(ge=Decimal(0))
+    licence_per_hour: MONEY = pa.Field(ge=Decimal(0))
+    setup_fee: MONEY = pa.Field(ge=Decimal(0))
+    support_per_month: MONEY = pa.Field(ge=Decimal(0))
+    valid_from: dt.date = pa.Field(nullable=True)
+    valid_until: dt.date = pa.Field(nullable=True)
+    observed_at: pl.Datetime("us", "UTC")
+    region: str = pa.Field(nullable=True)
+    notes: str = pa.Field(nullable=True)
+
+    class Config:
+        strict = True
+        unique = ["source_name", "file_sha256", "offer_id", "billing_model"]

@@ -1,0 +1,1 @@
+"""provider-eval: rank rentable accelerator configurations by cost per completed workload."""

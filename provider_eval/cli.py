@@ -1,0 +1,183 @@
+"""The provider-eval command line: refresh, rank, explain, sql."""
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+from provider_eval import quiet_exit
+
+quiet_exit.install()
+
+# Quiet, readable Prefect by default: no telemetry (its heartbeat races the ephemeral server's
+# SQLite and prints tracebacks), and only warnings unless --verbose.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+import duckdb  # noqa: E402
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+from provider_eval import output, warehouse  # noqa: E402
+from provider_eval.errors import ProviderEvalError  # noqa: E402
+from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS  # noqa: E402
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Rank rentable accelerator configurations by cost per completed workload.")
+err = Console(stderr=True, soft_wrap=True)
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+WarehouseOpt = Annotated[Path, typer.Option("--warehouse", "-w", help="DuckDB warehouse file.")]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+@app.command()
+def refresh(
+    sources: Annotated[Path, typer.Option(help="sources.yaml declaring the inputs.")] = DEFAULT_SOURCES,
+    workloads: Annotated[Path, typer.Option(help="workloads.yaml declaring the workloads.")] = DEFAULT_WORKLOADS,
+    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's run logs.")] = False,
+) -> None:
+    """Ingest, validate, model, check and publish the warehouse."""
+    if verbose:
+        os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
+    from flows.refresh import refresh as refresh_flow
+
+    with err.status("refreshing: land → parse → validate → load → SQL models → checks → publish"):
+        state = refresh_flow(sources=str(sources), workloads=str(workloads),
+                             warehouse_path=str(warehouse_path), return_state=True)
+    if not state.is_completed():
+        _fail(f"refresh failed: {state.message}\nThe previously published warehouse (if any) is unchanged.")
+    summary = state.result()
+    err.print(
+        f"[green]published[/] {summary.warehouse}: {summary.files} file(s) "
+        f"({summary.files_rejected} rejected), {summary.rows_in} row(s) in, "
+        f"{summary.rows_accepted} accepted, {summary.rows_quarantined} quarantined",
+        highlight=False,
+    )
+    if summary.rows_quarantined or summary.files_rejected:
+        err.print("  see: provider-eval sql \"select * from quarantine\"  and  \"select * from ingest_manifest\"")
+
+
+def _query(warehouse_path: Path, sql: str, params: list | None = None) -> tuple[list[str], list[tuple]]:
+    with warehouse.connect_published(warehouse_path) as con:
+        cur = con.execute(sql, params or [])
+        return [d[0] for d in cur.description], cur.fetchall()
+
+
+HEADERS = {"gpu_model": "GPU", "gpu_count": "GPUs", "billing_model": "billing", "offer_id": "offer",
+           "usd_per_gpu_hour": "$/GPU-h", "usd_per_node_hour": "$/node-h", "hours_billed": "hours billed",
+           "hours_needed": "hours needed", "total_cost_usd": "total $", "cost_per_unit_usd": "$ per unit",
+           "exclusion_reasons": "excluded because", "units_per_hour": "units/h"}
+
+RANK_COLUMNS = ["workload_id", "rank", "offer_id", "provider", "gpu_model", "gpu_count", "billing_model",
+                "cost_per_unit_usd", "total_cost_usd", "hours_billed", "usd_per_gpu_hour", "unit",
+                "benchmark_run_ids"]
+
+
+@app.command()
+def rank(
+    workload: Annotated[str | None, typer.Option(help="Only this workload id.")] = None,
+    top: Annotated[int | None, typer.Option(help="Show at most this many per workload.")] = None,
+    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Configurations per workload, cheapest cost per completed unit first."""
+    cols, rows = _query(
+        warehouse_path,
+        f"select {', '.join(RANK_COLUMNS)} from rankings "
+        "where ($1 is null or workload_id = $1) and ($2 is null or rank <= $2) order by workload_id, rank",
+        [workload, top],
+    )
+    if fmt != Format.table:
+        output.render(cols, rows, fmt.value)
+        return
+    _, excluded = _query(
+        warehouse_path,
+        "select workload_id, count(*) filter (where status = 'excluded') from workload_costs "
+        "where ($1 is null or workload_id = $1) group by all order by all", [workload],
+    )
+    if not excluded:
+        _fail(f"no workload {workload!r} in the warehouse" if workload else "the warehouse has no workloads")
+    shown = ["rank", "provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "usd_per_gpu_hour",
+             "hours_billed", "total_cost_usd", "cost_per_unit_usd"]
+    idx = [cols.index(c) for c in shown]
+    for workload_id, n_excluded in excluded:
+        mine = [tuple(r[i] for i in idx) for r in rows if r[0] == workload_id]
+        unit = next((r[cols.index("unit")] for r in rows if r[0] == workload_id), "unit")
+        output.render(shown, mine, "table", title=f"{workload_id}: cost per completed unit ({unit})", headers=HEADERS)
+        if n_excluded:
+            err.print(f"  {n_excluded} configuration(s) excluded — see: provider-eval explain {workload_id}",
+                      highlight=False)
+
+
+EXPLAIN_COLUMNS = ["offer_id", "provider", "gpu_model", "gpu_count", "billing_model", "status",
+                   "exclusion_reasons", "usd_per_node_hour", "units_per_hour", "hours_needed", "hours_billed",
+                   "compute_cost_usd", "storage_cost_usd", "egress_cost_usd", "licence_cost_usd",
+                   "setup_cost_usd", "support_cost_usd", "total_cost_usd", "cost_per_unit_usd",
+                   "benchmark_run_ids"]
+
+
+@app.command()
+def explain(
+    workload: Annotated[str, typer.Argument(help="Workload id.")],
+    offer: Annotated[str | None, typer.Option(help="Only this offer id.")] = None,
+    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Every configuration for a workload: cost lines, or why it is excluded."""
+    cols, rows = _query(
+        warehouse_path,
+        f"select {', '.join(EXPLAIN_COLUMNS)} from workload_costs "
+        "where workload_id = $1 and ($2 is null or offer_id = $2) "
+        "order by status desc, cost_per_unit_usd nulls last, provider, offer_id, billing_model",
+        [workload, offer],
+    )
+    if not rows:
+        _fail(f"no costs for workload {workload!r}" + (f" and offer {offer!r}" if offer else ""))
+    if fmt != Format.table:
+        output.render(cols, rows, fmt.value)
+    elif offer:
+        for row in rows:
+            output.render_record(cols, row, title=f"{workload} on {offer}: every cost line")
+    else:
+        shown = ["provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "status", "exclusion_reasons",
+                 "usd_per_node_hour", "hours_billed", "total_cost_usd", "cost_per_unit_usd"]
+        idx = [cols.index(c) for c in shown]
+        output.render(shown, [tuple(r[i] for i in idx) for r in rows], "table",
+                      title=f"{workload}: every configuration (cost lines: --offer ID)", headers=HEADERS)
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL to run against the published warehouse (read-only).")],
+    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Run ad-hoc SQL on the published warehouse, read-only."""
+    try:
+        cols, rows = _query(warehouse_path, query)
+    except duckdb.Error as exc:
+        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    output.render(cols, rows, fmt.value)
+
+
+def main() -> None:
+    """Console entry point: readable errors, no tracebacks for expected failures."""
+    try:
+        app()
+    except ProviderEvalError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(1)

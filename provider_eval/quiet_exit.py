@@ -1,0 +1,22 @@
+"""Keep interpreter shutdown quiet: DuckDB's nanobind bindings report 'leaks' while Python tears down."""
+import atexit
+import os
+import sys
+
+
+def _close_stderr_for_teardown() -> None:
+    # Registered before Prefect is imported, so it runs after every other atexit handler (LIFO).
+    # What follows is module teardown, where nanobind (DuckDB 2.0's bindings) prints
+    # "nanobind: leaked N instances" for module-level objects freed late. That report is benign
+    # (nanobind docs, refleaks) but reads like an error after a successful run.
+    try:
+        sys.stderr.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+    except OSError:
+        pass
+
+
+def install() -> None:
+    """Silence stderr only for the final teardown, after all output and atexit work is done."""
+    atexit.register(_close_stderr_for_teardown)

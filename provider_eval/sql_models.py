@@ -1,0 +1,77 @@
+"""Find the SQL models under sql/, order them by what they read, and build them as tables."""
+import re
+from dataclasses import dataclass
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import duckdb
+
+LAYERS = ("staging", "intermediate", "marts")
+_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
+
+
+@dataclass(frozen=True)
+class SqlModel:
+    """One model file: the table it builds (file stem), its layer and its select statement."""
+
+    name: str
+    layer: str
+    path: Path
+    sql: str
+
+
+@dataclass(frozen=True)
+class CheckFailure:
+    """A check query that returned rows: its name, how many, and a few of them."""
+
+    name: str
+    rows: int
+    sample: list[tuple]
+
+
+def discover(sql_dir: Path) -> list[SqlModel]:
+    """All models under sql/<layer>/, in no particular order."""
+    return [
+        SqlModel(p.stem, layer, p, p.read_text(encoding="utf-8"))
+        for layer in LAYERS for p in sorted((sql_dir / layer).glob("*.sql"))
+    ]
+
+
+def build_order(models: list[SqlModel]) -> list[SqlModel]:
+    """Models sorted so each comes after every model its SQL mentions."""
+    by_name = {m.name: m for m in models}
+    if len(by_name) != len(models):
+        raise ValueError("two SQL model files share a name")
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, by_name)) + r")\b") if by_name else None
+    graph = {}
+    for m in models:
+        code = _COMMENT.sub(" ", m.sql)
+        graph[m.name] = {d for d in pattern.findall(code) if d != m.name} if pattern else set()
+    try:
+        return [by_name[n] for n in TopologicalSorter(graph).static_order()]
+    except CycleError as exc:
+        raise ValueError(f"SQL models depend on each other in a cycle: {exc.args[1]}") from None
+
+
+def build_models(con: duckdb.DuckDBPyConnection, sql_dir: Path) -> list[str]:
+    """Create every model as a table, in dependency order; returns the names built."""
+    built = []
+    for model in build_order(discover(sql_dir)):
+        body = model.sql.strip().rstrip(";")
+        try:
+            con.execute(f'create or replace table "{model.name}" as\n{body}')
+        except duckdb.Error as exc:
+            raise RuntimeError(f"SQL model {model.path.relative_to(sql_dir)} failed: {exc}") from None
+        built.append(model.name)
+    return built
+
+
+def run_checks(con: duckdb.DuckDBPyConnection, sql_dir: Path) -> list[CheckFailure]:
+    """Run sql/checks/*.sql; each returns offending rows, and zero rows means it passed."""
+    failures = []
+    for path in sorted((sql_dir / "checks").glob("*.sql")):
+        body = path.read_text(encoding="utf-8").strip().rstrip(";")
+        rows = con.execute(f"select * from ({body})").fetchall()
+        if rows:
+            failures.append(CheckFailure(path.stem, len(rows), rows[:5]))
+    return failures

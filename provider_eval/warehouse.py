@@ -1,0 +1,51 @@
+"""The DuckDB warehouse file: build a new one beside the published one, then swap it in atomically."""
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from provider_eval.errors import WarehouseMissing
+
+
+def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open a warehouse with times in UTC."""
+    con = duckdb.connect(str(path), read_only=read_only)
+    con.execute("set TimeZone = 'UTC'")
+    return con
+
+
+def connect_published(path: Path) -> duckdb.DuckDBPyConnection:
+    """Open the published warehouse read-only (ad-hoc SQL can never change it)."""
+    if not path.exists():
+        raise WarehouseMissing(f"no warehouse at {path}; run `provider-eval refresh` first")
+    return connect(path, read_only=True)
+
+
+@contextmanager
+def writer_lock(published: Path):
+    """One refresh writes at a time per warehouse; a second one waits for the first."""
+    published.parent.mkdir(parents=True, exist_ok=True)
+    with open(published.with_name(published.name + ".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def publish(build: Path, published: Path) -> None:
+    """Atomically replace the published file; readers holding the old one keep their snapshot."""
+    with connect(build) as con:
+        con.execute("checkpoint")
+    wal = Path(str(build) + ".wal")
+    if wal.exists():
+        raise RuntimeError(f"{build} still has a write-ahead log after checkpoint; not publishing")
+    os.replace(build, published)
+    # Make the rename durable before we report success.
+    dir_fd = os.open(published.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -1,0 +1,5 @@
+-- Every ranked row names the benchmark runs its throughput came from, and is not stale.
+select r.workload_id, r.offer_id, r.benchmark_run_ids
+from rankings as r
+join workload_costs as c using (workload_id, offer_id, provider, billing_model, source_name)
+where r.benchmark_run_ids is null or len(r.benchmark_run_ids) = 0 or c.is_stale

@@ -1,0 +1,21 @@
+-- One row per workload × feasible configuration, ranked by cost per completed unit (1 = cheapest),
+-- with the evidence behind the number.
+with costs as (
+    select * from workload_costs where status = 'ranked'
+),
+
+final as (
+    select
+        workload_id,
+        row_number() over (
+            partition by workload_id
+            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model
+        ) as rank,
+        offer_id, provider, gpu_model, gpu_count, billing_model,
+        cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,
+        usd_per_gpu_hour, usd_per_node_hour, unit, quantity,
+        benchmark_run_ids, observed_at as quote_observed_at, source_name
+    from costs
+)
+
+select * from final

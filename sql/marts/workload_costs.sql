@@ -1,0 +1,95 @@
+-- One row per workload × current offer: hours needed and billed, every cost line, total and cost
+-- per completed unit — or the reasons the configuration is excluded.
+with workloads as (
+    select * from stg_workloads
+),
+
+offers_now as (
+    select * from offers
+),
+
+throughput as (
+    select * from int_workload_throughput
+),
+
+candidates as (
+    -- One node per configuration: its GPU count is the offer's GPUs per node.
+    select
+        w.workload_id, w.unit, w.quantity, w.storage_gb, w.egress_gb, w.setup_hours,
+        o.*,
+        o.gpus_per_node as gpu_count,
+        t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids
+    from workloads as w
+    cross join offers_now as o
+    left join throughput as t
+        on t.workload_id = w.workload_id
+        and t.gpu_model = o.gpu_model
+        and t.gpu_count = o.gpus_per_node
+        and (t.run_provider is null or t.run_provider = o.provider)
+    -- Provider-specific runs win over generic ones for the same configuration.
+    qualify row_number() over (
+        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model
+        order by t.run_provider nulls last
+    ) = 1
+),
+
+hours as (
+    select
+        *,
+        (quantity / units_per_hour + setup_hours)::decimal(38, 6) as hours_needed
+    from candidates
+),
+
+billed as (
+    select
+        *,
+        -- Round up to the billing granularity, then apply the minimum term.
+        case when hours_needed is not null then greatest(
+            (ceil(hours_needed * 3600 / billing_granularity_s) * billing_granularity_s / 3600)::decimal(38, 6),
+            min_term_hours
+        ) end as hours_billed
+    from hours
+),
+
+lines as (
+    select
+        *,
+        (hours_billed * usd_per_node_hour)::decimal(38, 6) as compute_cost_usd,
+        (storage_gb * storage_usd_per_gb_month * hours_billed / 730)::decimal(38, 6) as storage_cost_usd,
+        (egress_gb * egress_usd_per_gb)::decimal(38, 6) as egress_cost_usd,
+        (licence_usd_per_hour * hours_billed)::decimal(38, 6) as licence_cost_usd,
+        setup_fee_usd::decimal(38, 6) as setup_cost_usd,
+        -- Support is billed per month started (730 h/month).
+        (support_usd_per_month * ceil(hours_billed / 730))::decimal(38, 6) as support_cost_usd
+    from billed
+),
+
+totals as (
+    select
+        *,
+        (compute_cost_usd + storage_cost_usd + egress_cost_usd + licence_cost_usd
+            + setup_cost_usd + support_cost_usd)::decimal(38, 6) as total_cost_usd,
+        list_filter([
+            case when units_per_hour is null then 'NO_BENCHMARK' end,
+            case when stale_reason is not null then stale_reason end,
+            case when usd_per_node_hour is null then 'FX_RATE_MISSING' end
+        ], lambda r: r is not null) as exclusion_reasons
+    from lines
+),
+
+final as (
+    select
+        workload_id, offer_id, provider, gpu_model, gpu_count, billing_model,
+        usd_per_gpu_hour, usd_per_node_hour,
+        unit, quantity, units_per_hour, benchmark_runs, benchmark_run_ids,
+        hours_needed, hours_billed, billing_granularity, min_term_hours,
+        compute_cost_usd, storage_cost_usd, egress_cost_usd, licence_cost_usd,
+        setup_cost_usd, support_cost_usd, total_cost_usd,
+        (total_cost_usd / quantity)::decimal(38, 12) as cost_per_unit_usd,
+        case when len(exclusion_reasons) = 0 then 'ranked' else 'excluded' end as status,
+        exclusion_reasons,
+        observed_at, is_stale, source_name
+    from totals
+)
+
+select * from final

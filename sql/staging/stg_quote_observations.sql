@@ -1,0 +1,62 @@
+-- One row per quote observation (offer × billing option seen in one file), with prices converted
+-- to USD per GPU-hour and per node-hour. Units and currency are converted here, once.
+with observations as (
+    select * from raw_quote_observations
+),
+
+fx as (
+    select currency, usd_per_unit::decimal(38, 9) as usd_per_unit, rate_date::date as rate_date
+    from ref_fx_rates
+),
+
+refresh as (
+    select refreshed_at from raw_refresh
+),
+
+converted as (
+    select
+        o.* replace (price_amount::decimal(38, 6) as price_amount),
+        -- Monthly prices use 730 h/month (8760 h / 12); providers themselves use 672, 730 or 744.
+        730 as hours_per_month,
+        case o.price_unit
+            when 'second' then 1.0 / 3600
+            when 'minute' then 1.0 / 60
+            when 'hour' then 1.0
+            when 'month' then 730.0
+        end as hours_per_price_unit,
+        case o.billing_granularity
+            when 'second' then 1
+            when 'minute' then 60
+            when 'hour' then 3600
+            when 'month' then 730 * 3600
+        end as billing_granularity_s,
+        fx.usd_per_unit::decimal(38, 9) as fx_usd_per_unit,
+        fx.rate_date as fx_rate_date
+    from observations as o
+    asof left join fx
+        on o.currency = fx.currency and o.observed_at::date >= fx.rate_date
+),
+
+final as (
+    select
+        * exclude (hours_per_price_unit),
+        (price_amount * fx_usd_per_unit / hours_per_price_unit)::decimal(18, 6) as usd_per_price_scope_hour,
+        case price_scope
+            when 'per_gpu' then (price_amount * fx_usd_per_unit / hours_per_price_unit)::decimal(18, 6)
+            else (price_amount * fx_usd_per_unit / hours_per_price_unit / gpus_per_node)::decimal(18, 6)
+        end as usd_per_gpu_hour,
+        case price_scope
+            when 'per_node' then (price_amount * fx_usd_per_unit / hours_per_price_unit)::decimal(18, 6)
+            else (price_amount * fx_usd_per_unit / hours_per_price_unit * gpus_per_node)::decimal(18, 6)
+        end as usd_per_node_hour,
+        (storage_per_gb_month * fx_usd_per_unit)::decimal(18, 6) as storage_usd_per_gb_month,
+        (egress_per_gb * fx_usd_per_unit)::decimal(18, 6) as egress_usd_per_gb,
+        (licence_per_hour * fx_usd_per_unit)::decimal(18, 6) as licence_usd_per_hour,
+        (setup_fee * fx_usd_per_unit)::decimal(18, 6) as setup_fee_usd,
+        (support_per_month * fx_usd_per_unit)::decimal(18, 6) as support_usd_per_month,
+        coalesce(valid_until < (select refreshed_at from refresh)::date, false) as is_expired,
+        coalesce(valid_from > (select refreshed_at from refresh)::date, false) as is_not_yet_valid
+    from converted
+)
+
+select * from final
