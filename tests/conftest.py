@@ -1,0 +1,60 @@
+"""Shared test setup: a private Prefect home (ephemeral API, no telemetry) and refresh helpers."""
+import os
+import tempfile
+
+# Before Prefect is imported anywhere: each test session gets its own Prefect database, so runs
+# never collide with a developer's ~/.prefect or with another session on the same machine.
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="provider-eval-prefect-")
+os.environ.pop("PREFECT_API_URL", None)
+os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+os.environ["DO_NOT_TRACK"] = "1"
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+
+from pathlib import Path  # noqa: E402
+
+import duckdb  # noqa: E402
+import pytest  # noqa: E402
+
+from provider_eval.paths import DATA_DIR, DEFAULT_SOURCES, DEFAULT_WORKLOADS, SQL_DIR  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def run_refresh(warehouse: Path, sources: Path = DEFAULT_SOURCES, workloads: Path = DEFAULT_WORKLOADS,
+                sql_dir: Path = SQL_DIR):
+    """Run the real refresh flow; return its final Prefect state."""
+    from flows.refresh import refresh
+
+    return refresh(sources=str(sources), workloads=str(workloads), warehouse_path=str(warehouse),
+                   sql_dir=str(sql_dir), return_state=True)
+
+
+def query(warehouse: Path, sql: str, params=None) -> list[tuple]:
+    """Read the published warehouse the way an analyst would: a read-only connection."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return con.execute(sql, params or []).fetchall()
+
+
+def write_sources(tmp_path: Path, entries: list[dict]) -> Path:
+    """Write a sources.yaml into tmp_path from plain dicts (paths relative to tmp_path)."""
+    import yaml
+
+    path = tmp_path / "sources.yaml"
+    path.write_text(yaml.safe_dump({"sources": entries}, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(tmp_path_factory) -> Path:
+    """The bundled sample data refreshed once into a private warehouse for read-only tests."""
+    warehouse = tmp_path_factory.mktemp("sample") / "provider_eval.duckdb"
+    state = run_refresh(warehouse)
+    assert state.is_completed(), state.message
+    return warehouse
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    """The project's bundled data directory."""
+    return DATA_DIR
