@@ -36,6 +36,10 @@ class QuoteObservation(Lineage):
     observed_at: pl.Datetime("us", "UTC")
     region: str = pa.Field(nullable=True)
     notes: str = pa.Field(nullable=True)
+    rocm_version: str = pa.Field(nullable=True, str_matches=r"^\d+\.\d+(\.\d+)?$")
+    os: str = pa.Field(nullable=True)
+    kernel: str = pa.Field(nullable=True)
+    amdgpu_driver_version: str = pa.Field(nullable=True)
 
     class Config:
         strict = True

@@ -9,6 +9,7 @@ final as (
         price_amount, currency, price_unit, price_scope,
         usd_per_gpu_hour, usd_per_node_hour, fx_rate_date, hours_per_month,
         observed_at, valid_from, valid_until, region, notes,
+        rocm_version, os, kernel, amdgpu_driver_version,
         source_name, source_file, file_sha256, row_number
     from observations
 )

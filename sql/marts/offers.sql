@@ -21,6 +21,7 @@ final as (
         storage_usd_per_gb_month, egress_usd_per_gb, licence_usd_per_hour, setup_fee_usd,
         support_usd_per_month,
         valid_from, valid_until, observed_at, region, notes,
+        rocm_version, os, kernel, amdgpu_driver_version,
         is_expired or is_not_yet_valid as is_stale,
         case
             when is_expired then 'QUOTE_EXPIRED'

@@ -10,6 +10,8 @@ OPTIONAL = {
     "provider", "currency", "billing_granularity", "min_term_hours", "region",
     "storage_per_gb_month", "egress_per_gb", "licence_per_hour", "setup_fee",
     "support_per_month", "valid_from", "valid_until", "observed_at", "notes",
+    # The software image the vendor declares (used by the ROCm compatibility check).
+    "rocm_version", "os", "kernel", "amdgpu_driver_version",
 }
 TIME_UNITS = {
     "second": "second", "sec": "second", "s": "second",
@@ -88,6 +90,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
                     pl.lit(ctx.first_seen_at).str.to_datetime(time_zone="UTC", time_unit="us")).alias("observed_at"),
         f.with_default("region", d).alias("region"),
         f.raw("notes").alias("notes"),
+        *[f.raw(c).alias(c) for c in ("rocm_version", "os", "kernel", "amdgpu_driver_version")],
     )
 
 

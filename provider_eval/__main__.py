@@ -1,0 +1,4 @@
+"""`python -m provider_eval` runs the CLI."""
+from provider_eval.cli import main
+
+main()
