@@ -41,7 +41,7 @@ def test_each_bad_row_is_quarantined_with_its_reason(bad_input_warehouse):
 
 def test_quarantine_names_file_row_and_field(bad_input_warehouse):
     source_file, detail, raw = query(bad_input_warehouse, """
-        select source_file, detail, raw_record from quarantine
+        select file, detail, raw_record from quarantine
         where source_name = 'acme' and row_number = 2""")[0]
     assert source_file == "quotes.csv"
     assert "price" in detail and "-2.49" in detail

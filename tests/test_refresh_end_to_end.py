@@ -63,8 +63,6 @@ def test_configurations_without_evidence_stay_visible_with_a_reason(sample_wareh
 def test_public_tables_have_the_spec_columns(sample_warehouse):
     for table, expected in SPEC_COLUMNS.items():
         columns = {r[0] for r in query(sample_warehouse, f'describe "{table}"')}
-        # quarantine names its file column source_file (the original file name).
-        columns |= {"file"} if "source_file" in columns else set()
         assert expected <= columns, f"{table} lacks {sorted(expected - columns)}"
 
 
