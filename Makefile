@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench serve clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# A local Prefect server + worker with the scheduled refresh deployed (docs/production.md).
+serve: $(STAMP)
+	deployments/serve.sh
 
 clean:
 	rm -rf warehouse .pytest_cache

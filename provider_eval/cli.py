@@ -48,16 +48,21 @@ def refresh(
     sources: Annotated[Path, typer.Option(help="sources.yaml declaring the inputs.")] = DEFAULT_SOURCES,
     workloads: Annotated[Path, typer.Option(help="workloads.yaml declaring the workloads.")] = DEFAULT_WORKLOADS,
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    task_runner: Annotated[str, typer.Option(help="Where parsing fans out: threads, dask or ray.")] = "threads",
+    cluster_address: Annotated[str | None, typer.Option(help="Existing Dask scheduler / Ray address.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's run logs.")] = False,
 ) -> None:
     """Ingest, validate, model, check and publish the warehouse."""
     if verbose:
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
     from flows.refresh import refresh as refresh_flow
+    from flows.task_runners import make_task_runner
 
+    runner = make_task_runner(task_runner, cluster_address)
     with err.status("refreshing: land → parse → validate → load → SQL models → checks → publish"):
-        state = refresh_flow(sources=str(sources), workloads=str(workloads),
-                             warehouse_path=str(warehouse_path), return_state=True)
+        state = refresh_flow.with_options(task_runner=runner)(
+            sources=str(sources), workloads=str(workloads), warehouse_path=str(warehouse_path),
+            return_state=True)
     if not state.is_completed():
         unchanged = "" if "stays published" in (state.message or "") else \
             "\nThe previously published warehouse (if any) is unchanged."
