@@ -13,6 +13,7 @@ from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
 from flows.load import load_reference, load_staged
+from flows.load_validations import load_validations
 from provider_eval import sql_models, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
@@ -58,7 +59,8 @@ def stage(landed: LandedFile, fmt: str, defaults: dict, staging_dir: str) -> Fil
 
 
 @task
-def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str) -> str:
+def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str,
+          validations_dir: str | None = None) -> str:
     """Load everything into a new warehouse file, build the SQL models and run the checks."""
     build_path = Path(build_dir) / "warehouse.duckdb"
     workloads_parquet = Path(build_dir) / "workloads.parquet"
@@ -66,6 +68,8 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     with warehouse.connect(build_path) as con:
         load_reference(con, REFERENCE_DIR)
         load_staged(con, outcomes, workloads_parquet, now)
+        for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
+            get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
         sql_models.build_models(con, Path(sql_dir))
         failures = sql_models.run_checks(con, Path(sql_dir))
     if failures:
@@ -116,7 +120,8 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
-            build_path = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now)
+            build_path = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
+                               str(root / "validations"))
             table_rows = publish(build_path, str(warehouse_file))
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
