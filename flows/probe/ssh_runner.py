@@ -75,19 +75,21 @@ def remote_command(timeout_s: int, bench: bool) -> str:
     return f"timeout -k {KILL_AFTER_S} {seconds} python3 -{args}"
 
 
-async def _read_capped(stream, limit: int) -> tuple[bytes, bool]:
-    """Read a stream to EOF, keeping at most limit bytes; say whether more arrived."""
-    kept, truncated = bytearray(), False
-    while True:
-        chunk = await stream.read(65536)
-        if not chunk:
-            return bytes(kept), truncated
-        room = limit - len(kept)
-        if len(chunk) > room:
-            kept += chunk[:max(room, 0)]
-            truncated = True
-            return bytes(kept), truncated
-        kept += chunk
+async def _read_capped(stream, limit: int, on_overflow) -> tuple[bytes, bool]:
+    """Read a stream to EOF keeping at most limit bytes; on overflow call on_overflow (close the channel)."""
+    kept = bytearray()
+    try:
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return bytes(kept), False
+            if len(kept) + len(chunk) > limit:
+                kept += chunk[:limit - len(kept)]
+                on_overflow()
+                return bytes(kept), True
+            kept += chunk
+    except (asyncssh.Error, BrokenPipeError, ConnectionError):
+        return bytes(kept), False
 
 
 async def _run(target: Target, command: str, script: bytes, connect_timeout_s: float, command_timeout_s: float,
@@ -120,8 +122,9 @@ async def _run(target: Target, command: str, script: bytes, connect_timeout_s: f
         process = await conn.create_process(command, encoding=None)
         process.stdin.write(script)
         process.stdin.write_eof()
-        readers = asyncio.gather(_read_capped(process.stdout, max_output_bytes),
-                                 _read_capped(process.stderr, 65536))
+        # A reader over its cap closes the channel at once, so the host cannot block the other stream.
+        readers = asyncio.gather(_read_capped(process.stdout, max_output_bytes, process.close),
+                                 _read_capped(process.stderr, 65536, process.close))
         try:
             (out, out_truncated), (errb, _) = await asyncio.wait_for(readers, command_timeout_s)
         except (asyncio.TimeoutError, TimeoutError):
