@@ -203,5 +203,11 @@ def test_bf16_gemm_floor_from_acceptance_thresholds(tmp_path, gemm, verdict):
     assert decide(doc, MI300X_8, Reference.load()).verdict == verdict
 
 
+def test_torch_child_is_valid_python_and_reports_missing_torch():
+    compile(probe.TORCH_CHILD, "torch_child", "exec")
+    facts = probe.probe_torch(bench=False)  # this interpreter has no PyTorch
+    assert facts["importable"] is False and "torch" in facts["error"]
+
+
 def test_missing_probe_document_is_inconclusive():
     assert decide(None, MI300X_8, Reference.load(), ["timed out"]).verdict == "inconclusive"

@@ -198,6 +198,8 @@ def test_flow_records_validations_and_the_refresh_reranks(tmp_path, keys, wareho
                               warehouse_path=str(warehouse), bench=False, return_state=True)
     failed = state.result()
     assert passed["verdict"] == "pass" and failed["verdict"] == "fail"
+    # A damaged evidence file is reported, never fatal to the refresh.
+    (Path(failed["evidence_path"]).parent / "val-damaged.json").write_text("{not json")
     assert run_refresh(warehouse).is_completed()
     rows = query(warehouse, "select validation_id, verdict, is_latest_for_offer from hardware_validations "
                             "where offer_id = ? order by validated_at", [MI325X_OFFER])

@@ -58,5 +58,8 @@ def read_records(directory: Path) -> tuple[list[dict], list[tuple[str, str]]]:
         if record.get("schema_version") != EVIDENCE_SCHEMA or missing:
             rejected.append((str(path), f"not a {EVIDENCE_SCHEMA} record (missing {missing})"))
             continue
+        if record["verdict"] not in ("pass", "fail", "inconclusive") or not isinstance(record["reasons"], list):
+            rejected.append((str(path), f"verdict {record['verdict']!r} or reasons are not valid"))
+            continue
         records.append(record)
     return records, rejected

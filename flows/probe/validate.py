@@ -48,7 +48,8 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
     if result.truncated:
         problems.append(f"the probe printed more than {ssh_runner.MAX_OUTPUT_BYTES} bytes; output was cut")
     if result.exit_status not in (0, None):
-        problems.append(f"the remote command exited with status {result.exit_status}: {result.stderr.strip()[-300:]}")
+        problems.append(f"the remote command exited with status {result.exit_status}: "
+                        + verdict.printable(result.stderr.strip()[-300:]))
     probe = parse_probe_output(result.stdout) if not (result.timed_out or result.truncated) else None
     decided = verdict.decide(probe, quote, reference or verdict.Reference.load(), problems)
 

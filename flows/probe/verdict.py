@@ -41,6 +41,11 @@ class Verdict:
     measured: dict = field(default_factory=dict)
 
 
+def printable(text: str, limit: int = 300) -> str:
+    """Host-supplied text made safe to show and store: no control characters or escapes, bounded length."""
+    return "".join(c if c.isprintable() else " " for c in str(text))[:limit]
+
+
 def _read_csv(name: str, reference_dir: Path) -> list[dict]:
     with open(reference_dir / name, newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
@@ -115,7 +120,7 @@ def decide(probe: dict | None, quote: dict, ref: Reference, transport_problems: 
     findings = {f["code"]: f for f in probe.get("findings") or []}
     for code, f in findings.items():
         status = "fail" if code in FAIL_FINDINGS else "inconclusive" if code in INCONCLUSIVE_FINDINGS else "note"
-        reasons.append(Reason(f"finding {code}", status, f["message"]))
+        reasons.append(Reason(f"finding {printable(code, 40)}", status, printable(f.get("message", ""))))
 
     quoted_model, quoted_count = quote["gpu_model"], int(quote["gpus_per_node"])
     gpus = probe.get("gpus") or []
