@@ -189,6 +189,7 @@ def validate_host(
     timeout: Annotated[float, typer.Option(help="Seconds the whole probe may take on the host.")] = 300,
     connect_timeout: Annotated[float, typer.Option(help="Seconds for TCP connect, SSH handshake and auth.")] = 10,
     bench: Annotated[bool, typer.Option(help="Run the bf16 GEMM and HBM copy micro-benchmarks.")] = True,
+    deep: Annotated[bool, typer.Option(help="Also run rccl-tests all_reduce_perf and RVS gst when installed (slow).")] = False,
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -198,7 +199,8 @@ def validate_host(
     try:
         with err.status(f"probing {host} over SSH"):
             record = run_validation(host, offer, user, port, identity_file.expanduser(), known_hosts.expanduser(),
-                                    warehouse_path, timeout_s=timeout, connect_timeout_s=connect_timeout, bench=bench)
+                                    warehouse_path, timeout_s=timeout, connect_timeout_s=connect_timeout, bench=bench,
+                                    deep=deep)
     except ProviderEvalError as exc:
         # No verdict at all (refused, unreachable, unsafe input): exit 2, never confused with a verdict.
         _fail(f"no validation recorded: {exc}", code=2)

@@ -67,7 +67,8 @@ def _executable(path: Path, body: str) -> None:
 
 def build_host(root: Path, amd_smi: dict[str, str] | None, *, rocm_smi: str | None = None,
                rocminfo: str | None = None, rocm_version: str = "6.2.3-116",
-               cmdline: str = CMDLINE_OK, dkms_version: str | None = "6.8.5", hang: bool = False) -> dict:
+               cmdline: str = CMDLINE_OK, dkms_version: str | None = "6.8.5", hang: bool = False,
+               extra_tools: dict[str, str] | None = None) -> dict:
     """Write the host's files under root; return the environment the probe must run with."""
     root.mkdir(parents=True, exist_ok=True)
     bindir, sysroot = root / "bin", root / "sysroot"
@@ -78,7 +79,7 @@ def build_host(root: Path, amd_smi: dict[str, str] | None, *, rocm_smi: str | No
         _executable(bindir / "amd-smi", "#!/bin/sh\n# stand-in amd-smi: prints the captured output for the subcommand\n"
                     f"{hang_line}out='{root}/amd-smi/'\"$1\".out\n"
                     "[ -f \"$out\" ] && exec cat \"$out\"\necho \"amd-smi: unknown command $1\" >&2\nexit 2\n")
-    for name, text in (("rocm-smi", rocm_smi), ("rocminfo", rocminfo)):
+    for name, text in (("rocm-smi", rocm_smi), ("rocminfo", rocminfo), *(extra_tools or {}).items()):
         if text is not None:
             _write(root / f"{name}.out", text)
             _executable(bindir / name, f"#!/bin/sh\nexec cat '{root}/{name}.out'\n")

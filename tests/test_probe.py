@@ -209,5 +209,26 @@ def test_torch_child_is_valid_python_and_reports_missing_torch():
     assert facts["importable"] is False and "torch" in facts["error"]
 
 
+def test_rccl_and_rvs_outputs_parse():
+    text = fixture_text("rvs_rccl_outputs_system-acceptance-docs.txt")
+    assert probe.parse_rccl_allreduce(text) == {"message_bytes": 8589934592, "busbw_in_place_gbps": 367.51}
+    gst = probe.parse_rvs_gst(text)
+    assert gst[0] == {"action": "gst-1215Tflops-4K4K8K-rand-fp8", "gpu_id": 28851, "gflops": 1687129,
+                      "target_gflops": 1215000, "met": True}
+
+
+def test_deep_checks_run_when_installed_and_asked(tmp_path):
+    text = fixture_text("rvs_rccl_outputs_system-acceptance-docs.txt")
+    env = fake_host.mi300x_host(tmp_path, extra_tools={"all_reduce_perf": text, "rvs": text})
+    doc = run_probe_locally(env, "--deep")
+    assert doc["deep"]["rccl_allreduce"]["busbw_in_place_gbps"] == 367.51
+    assert doc["deep"]["rvs_gst"]["conf"] == "MI300X/gst_single.conf"
+    result = decide(doc, MI300X_8, Reference.load())
+    assert {(r.check, r.status) for r in result.reasons} >= {("rccl_allreduce_8gpu", "pass"), ("rvs_gst", "pass")}
+    doc["deep"]["rvs_gst"]["results"][0]["met"] = False
+    assert decide(doc, MI300X_8, Reference.load()).verdict == "fail"
+    assert run_probe_locally(env)["deep"] == {}  # not asked: not run
+
+
 def test_missing_probe_document_is_inconclusive():
     assert decide(None, MI300X_8, Reference.load(), ["timed out"]).verdict == "inconclusive"

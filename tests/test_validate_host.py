@@ -142,6 +142,7 @@ def test_quote_data_never_reaches_the_remote_command(warehouse, keys):
     assert query(warehouse, "select count(*) from offers")[0][0] > 0
     assert ssh_runner.remote_command(300, True) == "timeout -k 10 300 python3 -"
     assert ssh_runner.remote_command(300, False) == "timeout -k 10 300 python3 - --no-bench"
+    assert ssh_runner.remote_command(300, True, deep=True) == "timeout -k 10 300 python3 - --deep"
 
 
 def test_a_hanging_probe_is_stopped_by_the_remote_deadline(tmp_path, keys, warehouse):

@@ -18,6 +18,10 @@ import time
 SCHEMA_VERSION = "provider-eval.probe/1"
 TOOL_TIMEOUT_S = float(os.environ.get("PROBE_TOOL_TIMEOUT_S", "20"))
 TORCH_TIMEOUT_S = float(os.environ.get("PROBE_TORCH_TIMEOUT_S", "240"))
+DEEP_TIMEOUT_S = float(os.environ.get("PROBE_DEEP_TIMEOUT_S", "900"))
+RVS_CONF = "/opt/rocm/share/rocm-validation-suite/conf"
+# PCI device id → RVS per-GPU conf folder (RVS ships conf/MI300X, MI325X, MI350X, MI355X).
+RVS_MODEL_DIRS = {"0x74a1": "MI300X", "0x74a5": "MI325X", "0x75a0": "MI350X", "0x75a3": "MI355X"}
 MAX_TOOL_BYTES = 2 * 1024 * 1024
 MIB = 1024 * 1024
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\^\[\[[0-9;]*m")
@@ -312,6 +316,48 @@ def parse_rocminfo(text):
     return gpus
 
 
+def parse_rccl_allreduce(text):
+    """In-place bus bandwidth (GB/s) at the largest message size from rccl-tests all_reduce_perf."""
+    best = None
+    for line in text.splitlines():
+        cols = line.split()
+        if len(cols) >= 13 and not line.lstrip().startswith("#") and cols[0].isdigit():
+            try:
+                size, busbw = int(cols[0]), float(cols[11])
+            except ValueError:
+                continue
+            if best is None or size >= best[0]:
+                best = (size, busbw)
+    return {"message_bytes": best[0], "busbw_in_place_gbps": best[1]} if best else None
+
+
+def parse_rvs_gst(text):
+    """Each GPU's final GFLOPS, target and met flag from RVS gst `[RESULT] … met: TRUE` lines."""
+    results = []
+    pattern = re.compile(r"\[([^\]]+)\] \[GPU:: (\d+)\] GFLOPS (\d+) Target GFLOPS: (\d+) met: (TRUE|FALSE)")
+    for m in pattern.finditer(text):
+        results.append({"action": m.group(1), "gpu_id": int(m.group(2)), "gflops": int(m.group(3)),
+                        "target_gflops": int(m.group(4)), "met": m.group(5) == "TRUE"})
+    return results
+
+
+def deep_checks(gpus):
+    """rccl-tests all_reduce_perf and RVS gst, only when installed on the host."""
+    out = {}
+    n = len(gpus)
+    if n >= 2:
+        res = run_tool(["all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", str(n)], DEEP_TIMEOUT_S)
+        out["rccl_allreduce"] = None if res["missing"] else dict(parse_rccl_allreduce(res["stdout"]) or {},
+                                                                 gpus=n, timed_out=res["timed_out"])
+    model_dir = RVS_MODEL_DIRS.get((gpus[0] if gpus else {}).get("pci_device_id"))
+    if model_dir:
+        res = run_tool(["rvs", "-c", "%s/%s/gst_single.conf" % (RVS_CONF, model_dir)], DEEP_TIMEOUT_S)
+        out["rvs_gst"] = None if res["missing"] else {"conf": model_dir + "/gst_single.conf",
+                                                       "results": parse_rvs_gst(res["stdout"]),
+                                                       "timed_out": res["timed_out"]}
+    return out
+
+
 def parse_os_release(text):
     """/etc/os-release as a dict of its keys."""
     out = {}
@@ -416,7 +462,7 @@ def pick_gpus(static, rocm_smi, rocminfo):
     return None, []
 
 
-def collect(bench=True):
+def collect(bench=True, deep=False):
     """Run every collector and return the probe document."""
     findings, tools = [], {}
 
@@ -458,6 +504,7 @@ def collect(bench=True):
     os_release = parse_os_release(read_text("/etc/os-release"))
     kfd_present = os.path.exists(sysroot_path("/dev/kfd"))
     torch_facts = probe_torch(bench)
+    deep_results = deep_checks(gpus) if deep else {}
 
     if not gpus and not (torch_facts.get("device_count") or 0):
         finding(findings, "NO_GPU_VISIBLE", "no GPU was enumerated by amd-smi, rocm-smi, rocminfo or PyTorch")
@@ -490,6 +537,7 @@ def collect(bench=True):
         "partition": partition,
         "links": topology,
         "torch": torch_facts,
+        "deep": deep_results,
         "tools": tools,
         "findings": findings,
     }
@@ -500,7 +548,7 @@ def main(argv):
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, stop_tools_and_exit)
     try:
-        doc = collect(bench="--no-bench" not in argv)
+        doc = collect(bench="--no-bench" not in argv, deep="--deep" in argv)
     except Exception as exc:  # the runner must always get a JSON document back
         doc = {"schema_version": SCHEMA_VERSION, "error": "%s: %s" % (type(exc).__name__, exc),
                "findings": [{"code": "PROBE_CRASHED", "message": str(exc), "evidence": ""}]}

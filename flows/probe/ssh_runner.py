@@ -68,10 +68,10 @@ def validate_target(host: str, port: int, user: str, identity_file: str | Path, 
     return Target(host, port, user, identity_file, known_hosts)
 
 
-def remote_command(timeout_s: int, bench: bool) -> str:
+def remote_command(timeout_s: int, bench: bool, deep: bool = False) -> str:
     """The one fixed remote command: python3 reads the probe from stdin, under `timeout -k`."""
-    seconds = int(timeout_s)  # only integers we produced ever reach the command line
-    args = "" if bench else " --no-bench"
+    seconds = int(timeout_s)  # only integers we produced and fixed flags ever reach the command line
+    args = ("" if bench else " --no-bench") + (" --deep" if deep else "")
     return f"timeout -k {KILL_AFTER_S} {seconds} python3 -{args}"
 
 
@@ -147,11 +147,11 @@ async def _run(target: Target, command: str, script: bytes, connect_timeout_s: f
 
 def run_probe(target: Target, connect_timeout_s: float = 10, command_timeout_s: float = 300,
               bench: bool = True, max_output_bytes: int = MAX_OUTPUT_BYTES,
-              script: bytes | None = None) -> RemoteResult:
+              script: bytes | None = None, deep: bool = False) -> RemoteResult:
     """Send the probe on stdin to `python3 -` on the target and collect its JSON output."""
     # The host stops the probe at the limit (TERM, then KILL after KILL_AFTER_S); the client waits a
     # little longer so the host's own exit status normally comes back, and gives up regardless.
-    command = remote_command(max(1, math.ceil(command_timeout_s)), bench)
+    command = remote_command(max(1, math.ceil(command_timeout_s)), bench, deep)
     payload = PROBE_SCRIPT.read_bytes() if script is None else script
     return asyncio.run(_run(target, command, payload, connect_timeout_s, command_timeout_s + CLIENT_GRACE_S,
                             max_output_bytes))

@@ -36,12 +36,13 @@ def parse_probe_output(stdout: str) -> dict | None:
 
 def validate_host(host: str, offer_id: str, user: str, port: int, identity_file: Path, known_hosts: Path,
                   warehouse_path: Path, timeout_s: float = 300, connect_timeout_s: float = 10,
-                  bench: bool = True, reference: verdict.Reference | None = None) -> dict:
+                  bench: bool = True, reference: verdict.Reference | None = None, deep: bool = False) -> dict:
     """Run the whole validation and return the evidence record (also written under the warehouse)."""
     # Allow-list first: nothing is looked up, built or sent for a target that fails it.
     target = ssh_runner.validate_target(host, port, user, identity_file, known_hosts)
     quote = lookup_quote(warehouse_path, offer_id)
-    result = ssh_runner.run_probe(target, connect_timeout_s=connect_timeout_s, command_timeout_s=timeout_s, bench=bench)
+    result = ssh_runner.run_probe(target, connect_timeout_s=connect_timeout_s, command_timeout_s=timeout_s,
+                                  bench=bench, deep=deep)
     problems = []
     if result.timed_out:
         problems.append(f"the probe did not finish within {timeout_s:g} s; the session was closed")

@@ -217,9 +217,41 @@ def decide(probe: dict | None, quote: dict, ref: Reference, transport_problems: 
         else:
             reasons.append(Reason(row["check"], "pass", f"{value} {row['unit']} ≥ {floor_value:g}"))
 
+    reasons.extend(_deep_reasons(probe.get("deep") or {}, quoted_model, quoted_count, ref, measured))
+
     statuses = {r.status for r in reasons}
     verdict = "fail" if "fail" in statuses else "inconclusive" if "inconclusive" in statuses else "pass"
     return Verdict(verdict, reasons, measured)
+
+
+def _deep_reasons(deep: dict, model: str, count: int, ref: Reference, measured: dict) -> list[Reason]:
+    """rccl-tests all-reduce vs the 8-GPU floor, and RVS gst's own met/not-met, when they ran."""
+    reasons = []
+    rccl = deep.get("rccl_allreduce")
+    if rccl and rccl.get("busbw_in_place_gbps") is not None:
+        measured["rccl_allreduce_busbw_gbps"] = rccl["busbw_in_place_gbps"]
+        floor = next((r for r in ref.thresholds if r["gpu_model"] == model and r["check"] == "rccl_allreduce_8gpu"), None)
+        if floor and count == 8 and rccl.get("gpus") == 8 and rccl.get("message_bytes") == 8 * 1024 ** 3:
+            ok = rccl["busbw_in_place_gbps"] >= float(floor["pass_at_or_above"])
+            reasons.append(Reason("rccl_allreduce_8gpu", "pass" if ok else "fail",
+                                  f"in-place busbw {rccl['busbw_in_place_gbps']} GB/s at 8 GiB vs floor {floor['pass_at_or_above']}"))
+        else:
+            reasons.append(Reason("rccl_allreduce", "note", f"in-place busbw {rccl['busbw_in_place_gbps']} GB/s "
+                                                            f"({rccl.get('gpus')} GPUs, {rccl.get('message_bytes')} B); no floor applies"))
+    elif rccl and rccl.get("timed_out"):
+        reasons.append(Reason("rccl_allreduce", "inconclusive", "all_reduce_perf did not finish in time"))
+    rvs = deep.get("rvs_gst")
+    if rvs:
+        results = rvs.get("results") or []
+        missed = [r for r in results if not r["met"]]
+        if missed:
+            reasons.append(Reason("rvs_gst", "fail", f"{len(missed)} of {len(results)} RVS gst result(s) missed target, "
+                                                     f"e.g. {missed[0]['gflops']} < {missed[0]['target_gflops']} GFLOPS"))
+        elif results:
+            reasons.append(Reason("rvs_gst", "pass", f"all {len(results)} RVS gst result(s) met target ({rvs['conf']})"))
+        else:
+            reasons.append(Reason("rvs_gst", "inconclusive", f"RVS gst ({rvs['conf']}) printed no result"))
+    return reasons
 
 
 def _why_no_bench(torch_facts: dict) -> str:
