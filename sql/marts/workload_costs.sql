@@ -28,7 +28,8 @@ candidates as (
         and (t.run_provider is null or t.run_provider = o.provider)
     -- Provider-specific runs win over generic ones for the same configuration.
     qualify row_number() over (
-        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model
+        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model,
+            o.tier, o.commitment_term_hours
         order by t.run_provider nulls last
     ) = 1
 ),
@@ -46,7 +47,9 @@ billed as (
         -- Round up to the billing granularity, then apply the minimum term.
         case when hours_needed is not null then greatest(
             (ceil(hours_needed * 3600 / billing_granularity_s) * billing_granularity_s / 3600)::decimal(38, 6),
-            min_term_hours
+            min_term_hours,
+            -- A commitment is paid for its whole term.
+            coalesce(commitment_term_hours, 0)
         ) end as hours_billed
     from hours
 ),
@@ -72,7 +75,8 @@ totals as (
         list_filter([
             case when units_per_hour is null then 'NO_BENCHMARK' end,
             case when stale_reason is not null then stale_reason end,
-            case when usd_per_node_hour is null then 'FX_RATE_MISSING' end
+            case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
+            scope_reason
         ], lambda r: r is not null) as exclusion_reasons
     from lines
 ),
@@ -88,7 +92,8 @@ final as (
         (total_cost_usd / quantity)::decimal(38, 12) as cost_per_unit_usd,
         case when len(exclusion_reasons) = 0 then 'ranked' else 'excluded' end as status,
         exclusion_reasons,
-        observed_at, is_stale, source_name
+        observed_at, is_stale, source_name,
+        tier, commitment_term_hours
     from totals
 )
 
