@@ -183,6 +183,7 @@ def _duplicates(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     same = pl.struct(pl.exclude("row_number", "source_file")).hash()
     dup = frame.with_columns(
         (pl.col("row_number") != first).alias("__dup"),
+        first.alias("__first"),
         (same == same.first().over(OFFER_KEY, order_by="row_number")).alias("__identical"),
     )
     later = dup.filter("__dup")
@@ -192,10 +193,10 @@ def _duplicates(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         pl.format("offer_id '{}' billing_model '{}' (tier {}, commitment {} h) already appears on row {}",
                   pl.col("offer_id"), pl.col("billing_model"), pl.col("tier").fill_null("-"),
                   pl.col("commitment_term_hours").cast(pl.String).fill_null("-"),
-                  pl.col("row_number").min().over(OFFER_KEY)).alias("detail"),
-        pl.struct(pl.exclude("__dup", "__identical")).struct.json_encode().alias("raw_record"),
+                  pl.col("__first")).alias("detail"),
+        pl.struct(pl.exclude("__dup", "__identical", "__first")).struct.json_encode().alias("raw_record"),
     )
-    return dup.filter(~pl.col("__dup")).drop("__dup", "__identical"), quarantined
+    return dup.filter(~pl.col("__dup")).drop("__dup", "__identical", "__first"), quarantined
 
 
 def parse_raw_quotes(raw: pl.DataFrame, ctx: FileContext) -> ParseResult:
