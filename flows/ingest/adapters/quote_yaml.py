@@ -3,6 +3,7 @@
 Each billing option becomes one quote-csv row, so both formats share every rule and the contract.
 """
 import datetime as dt
+from decimal import Decimal
 
 import polars as pl
 
@@ -27,11 +28,15 @@ def _cell(value, where: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, (dict, list)):
-        raise FileRejected("SCHEMA_DRIFT", f"{where}: expected a single value, got a {type(value).__name__}")
+        kind = "mapping" if isinstance(value, dict) else "list"
+        raise FileRejected("SCHEMA_DRIFT", f"{where}: expected a single value, got a {kind}")
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()
+    if isinstance(value, float):
+        # Positional notation, as a CSV cell would hold it: 2e-05 → 0.00002 (NaN/Infinity stay named).
+        return format(Decimal(repr(value)), "f")
     text = str(value).strip(" \t\r\n")
     return text or None
 
