@@ -36,7 +36,11 @@ scope_checked as (
         l.usd_per_gpu_hour / nullif(pp.any_peer_usd, 0) as any_ratio
     from latest as l
     left join peer_prices as pp
-        using (source_name, provider, offer_id, billing_model, tier, commitment_term_hours)
+        on pp.source_name = l.source_name and pp.provider = l.provider and pp.offer_id = l.offer_id
+        and pp.billing_model = l.billing_model
+        -- tier and commitment term are null for most options: null matches null here.
+        and pp.tier is not distinct from l.tier
+        and pp.commitment_term_hours is not distinct from l.commitment_term_hours
 ),
 
 flagged as (
