@@ -66,3 +66,23 @@ def test_whole_file_rejections(tmp_path, name, code, words):
     assert out.status == "rejected"
     assert out.reason.startswith(code + ": ") and words in out.reason, out.reason
     assert str(tmp_path) not in out.reason  # the user's file name, not the landing path
+
+
+@pytest.mark.parametrize("doc,fence,fmt", [
+    ("quote-csv.md", "csv", "quote-csv"),
+    ("quote-yaml.md", "yaml", "quote-yaml"),
+])
+def test_documented_examples_load_without_quarantine(tmp_path, doc, fence, fmt):
+    """The per-billing-model examples in docs/formats/ are real, loadable files."""
+    from provider_eval.paths import PROJECT_ROOT
+
+    text = (PROJECT_ROOT / "docs" / "formats" / doc).read_text(encoding="utf-8")
+    blocks = text.split(f"```{fence}\n")[1:]
+    example = blocks[-1].split("```", 1)[0]  # the last block of that language is the full example
+    path = tmp_path / f"example.{fence}"
+    path.write_text(example, encoding="utf-8")
+    out, rows, quarantined = stage(path, tmp_path, fmt=fmt)
+    assert out.status == "loaded", out.reason
+    assert quarantined.height == 0, quarantined.to_dicts()
+    assert set(rows["billing_model"]) == {"on_demand", "spot", "monthly", "dedicated", "reserved"}
+    assert set(rows["tier"].drop_nulls()) == {"community", "secure"}

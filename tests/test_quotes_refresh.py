@@ -87,7 +87,7 @@ def test_rows_are_conserved_per_file(world):
 
 
 def test_quarantine_rows_name_file_row_and_reason(world):
-    rows = one(world, "select source_file, row_number, reason_code, detail from quarantine "
+    rows = one(world, "select file, row_number, reason_code, detail from quarantine "
                       "where source_name = 'ragged' order by row_number")
     assert [(r[0], r[1], r[2]) for r in rows] == [("ragged.csv", 2, "ROW_RAGGED"), ("ragged.csv", 4, "ROW_RAGGED")]
 
