@@ -149,6 +149,16 @@ def test_file_case_outcome(tmp_path, name, expect):
         assert outcome.rows_in == accepted.height + quarantined.height
 
 
+def test_a_header_only_file_keeps_the_contract_types(tmp_path):
+    """#34: an empty member of a multi-file source must not collapse column types when loaded."""
+    from flows.load import contract_schema
+    from models.offers import QuoteObservation
+
+    outcome, accepted, _ = stage(QUOTES / "header_only.csv", tmp_path)
+    assert accepted.height == 0
+    assert accepted.schema == pl.Schema(contract_schema(QuoteObservation))
+
+
 def test_ragged_rows_are_quarantined_one_by_one(tmp_path):
     _, accepted, quarantined = stage(QUOTES / "ragged.csv", tmp_path)
     assert accepted["offer_id"].to_list() == ["acme-1", "acme-8"]
