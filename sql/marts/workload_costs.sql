@@ -36,7 +36,8 @@ candidates as (
         on v.offer_id = o.offer_id
     -- Provider-specific runs win over generic ones for the same configuration.
     qualify row_number() over (
-        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model
+        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model,
+            o.tier, o.commitment_term_hours
         order by t.run_provider nulls last
     ) = 1
 ),
@@ -54,7 +55,9 @@ billed as (
         -- Round up to the billing granularity, then apply the minimum term.
         case when hours_needed is not null then greatest(
             (ceil(hours_needed * 3600 / billing_granularity_s) * billing_granularity_s / 3600)::decimal(38, 6),
-            min_term_hours
+            min_term_hours,
+            -- A commitment is paid for its whole term.
+            coalesce(commitment_term_hours, 0)
         ) end as hours_billed
     from hours
 ),
@@ -81,7 +84,8 @@ totals as (
             case when units_per_hour is null then 'NO_BENCHMARK' end,
             case when stale_reason is not null then stale_reason end,
             case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
-            case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end
+            case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end,
+            scope_reason
         ], lambda r: r is not null) as exclusion_reasons
     from lines
 ),
@@ -98,7 +102,8 @@ final as (
         case when len(exclusion_reasons) = 0 then 'ranked' else 'excluded' end as status,
         exclusion_reasons,
         observed_at, is_stale, source_name,
-        validation_id, validation_verdict
+        validation_id, validation_verdict,
+        tier, commitment_term_hours
     from totals
 )
 
