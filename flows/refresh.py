@@ -13,6 +13,7 @@ from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
 from flows.load import load_reference, load_staged
+from flows.quality.gate import quality_gate
 from provider_eval import sql_models, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
@@ -117,6 +118,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
             build_path = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now)
+            quality_gate(build_path, str(root / "data_docs"))
             table_rows = publish(build_path, str(warehouse_file))
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
