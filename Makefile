@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test test-deps bench clean
 
 setup: $(STAMP)
 
@@ -19,9 +19,14 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/provider-eval refresh
 	$(BIN)/provider-eval rank
+	$(BIN)/provider-eval report --out warehouse/report.html
 
-test: $(STAMP)
+test: $(STAMP) test-deps
 	$(BIN)/python -m pytest
+
+# The report test renders the page in Debian's headless Chromium; install it only when missing.
+test-deps:
+	@test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
 
 clean:
 	rm -rf warehouse .pytest_cache
