@@ -56,7 +56,7 @@ def _band_expectations(bands: list[tuple[str, float, float]]) -> list[gxe.Expect
         out.append(gxe.ExpectColumnValuesToBeBetween(
             column="usd_per_gpu_hour", min_value=low, max_value=high,
             row_condition=condition, condition_parser="pandas",
-            meta={"price_band": gpu_model, "source": "data/reference/price_bands.csv"},
+            meta={"where": condition, "price_band": gpu_model, "source": "data/reference/price_bands.csv"},
         ))
     return out
 
