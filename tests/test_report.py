@@ -131,3 +131,15 @@ def test_report_renders_filled_marts(filled_warehouse, tmp_path):
         assert text in page
     dom = _chromium(tmp_path, "--dump-dom", (tmp_path / "filled.html").as_uri())
     assert len(re.findall(r"<svg\b", dom.stdout)) == 6
+
+
+def test_report_of_an_empty_warehouse_says_so(sample_warehouse, tmp_path):
+    copy = tmp_path / "empty.duckdb"
+    shutil.copy(sample_warehouse, copy)
+    with duckdb.connect(str(copy)) as con:
+        con.execute("delete from rankings; delete from workload_costs; delete from offers; delete from offer_history")
+    page = report.write_report(copy, tmp_path / "empty.html").read_text(encoding="utf-8")
+    assert "<svg" not in page
+    for text in ("No workloads in the warehouse.", "No data yet: the memory_fit mart is empty.",
+                 "No data yet: offer_history has no priced observations.", "No offers."):
+        assert text in page
