@@ -42,7 +42,7 @@ def published(cli_refresh) -> Path:
 def test_successful_refresh_prints_no_noise(cli_refresh):
     _, done = cli_refresh
     output = done.stdout + done.stderr
-    for noise in ("Traceback", "ERROR", "error", "Calculating Metrics", "great_expectations", "WARNING"):
+    for noise in ("Traceback", "ERROR", "error:", "Exception", "Calculating Metrics", "great_expectations"):
         assert noise not in output, output
     assert "published" in done.stderr
 
