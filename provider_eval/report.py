@@ -5,6 +5,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from provider_eval import charts, warehouse
@@ -89,7 +90,7 @@ PRICE_HISTORY_SQL = """
     from offer_history where usd_per_gpu_hour is not null order by gpu_model, series, observed_at"""
 
 VALIDATIONS_SQL = """
-    select host, offer_id, verdict, array_to_string(reasons, '; ') as reasons, validated_at
+    select host, offer_id, verdict, reasons, validated_at
     from hardware_validations
     qualify row_number() over (partition by host, offer_id order by validated_at desc) = 1
     order by validated_at desc"""
@@ -128,6 +129,9 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None)
 def _cell(value) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NaT:
         return "<td></td>"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        # List columns (e.g. reasons) arrive as arrays; show them as one readable cell.
+        return f"<td>{html.escape('; '.join(str(v) for v in list(value)))}</td>"
     if isinstance(value, (pd.Timestamp, dt.datetime)):
         return f"<td>{html.escape(value.strftime('%Y-%m-%d %H:%M UTC'))}</td>"
     if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):

@@ -100,7 +100,7 @@ def filled_warehouse(sample_warehouse, tmp_path) -> Path:
             ('seed-000-same-task', 'RX 7900 XTX', 8, 20, 24, true, 8)""")
         con.execute("""insert into hardware_validations values
             ('v1', 'host-a', 'hotaisle-mi300x-1', 'fail', ['ROCM_SMOKE_FAILED'], '2026-01-01T00:00:00Z'),
-            ('v2', 'host-a', 'hotaisle-mi300x-1', 'pass', [], '2026-02-01T00:00:00Z')""")
+            ('v2', 'host-a', 'hotaisle-mi300x-1', 'pass', ['DRIVER_NOTE', 'KERNEL_NOTE'], '2026-02-01T00:00:00Z')""")
         # Median latencies: MI350X 500 ms, MI325X 600 ms (dearer and slower: dominated), MI300X 300 ms.
         con.execute("""insert into benchmark_requests
             select run_id, i, 10, 10, 1.0, latency_ms, null, 'test'
@@ -127,6 +127,7 @@ def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     # Only the latest validation of a host × offer is shown.
     validations = page[page.index('id="validations"'):page.index('id="freshness"')]
     assert "pass" in validations and "ROCM_SMOKE_FAILED" not in validations
+    assert "DRIVER_NOTE; KERNEL_NOTE" in validations
     for text in ("fits on 1 GPU", "does not fit", "min 8 GPU"):
         assert text in page
     dom = _chromium(tmp_path, "--dump-dom", (tmp_path / "filled.html").as_uri())
