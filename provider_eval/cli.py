@@ -208,16 +208,15 @@ def check_fit(
     """Does a model fit in GPU memory? Exit 0 fits, 1 does not fit, 2 usage error."""
     from provider_eval import feasibility
 
-    model_ids = feasibility.catalog("llm_models", "model_id")
-    if model.lower() not in model_ids:
-        _fail(f"unknown model {model!r}; known: {', '.join(model_ids)}", 2)
-    precisions = feasibility.catalog("precisions", "precision")
+    known = feasibility.load_catalog()
+    if model.lower() not in known.model_ids:
+        _fail(f"unknown model {model!r}; known: {', '.join(known.model_ids)}", 2)
     for name, value in (("precision", precision), ("kv-precision", kv_precision)):
-        if value is not None and value.lower() not in precisions:
-            _fail(f"unknown {name} {value!r}; known: {', '.join(precisions)}", 2)
-    gpu_model = feasibility.resolve_gpu(gpu)
+        if value is not None and value.lower() not in known.precisions:
+            _fail(f"unknown {name} {value!r}; known: {', '.join(known.precisions)}", 2)
+    gpu_model = known.resolve_gpu(gpu)
     if gpu_model is None:
-        _fail(f"unknown GPU {gpu!r}; known: {', '.join(feasibility.catalog('gpus', 'model'))}", 2)
+        _fail(f"unknown GPU {gpu!r}; known: {', '.join(known.gpu_models)}", 2)
     result = feasibility.check_fit({
         "model_id": model.lower(), "precision": precision.lower(),
         "kv_precision": kv_precision.lower() if kv_precision else None,
@@ -259,7 +258,7 @@ def check_compat(
     from provider_eval import feasibility
 
     result = feasibility.check_compat({
-        "gpu_model": feasibility.resolve_gpu(gpu) or gpu, "rocm_version": rocm, "os": os_name, "kernel": kernel,
+        "gpu_model": feasibility.load_catalog().resolve_gpu(gpu) or gpu, "rocm_version": rocm, "os": os_name, "kernel": kernel,
         "torch_version": torch, "engine": engine.lower() if engine else None, "amdgpu_driver_version": driver,
     })
     if fmt == ReadFormat.json:
