@@ -40,8 +40,8 @@ def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path) -> list[
     names = []
     for path in sorted(reference_dir.glob("*.csv")):
         name = f"ref_{path.stem}"
-        con.execute(f'create table "{name}" as select * from read_csv(?, header = true, sample_size = -1{_text_types(path)})',
-                    [str(path)])
+        options = f"header = true, sample_size = -1{_text_types(path)}"
+        con.execute(f'create table "{name}" as select * from read_csv(?, {options})', [str(path)])
         names.append(name)
     return names
 

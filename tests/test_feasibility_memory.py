@@ -129,10 +129,10 @@ def test_mxfp4_block_scales_520b_is_276_gb(seed_reference):
     assert round(result["weights_bytes_per_gpu"] / GB) == 276
 
 
-@pytest.mark.parametrize("precision, gpu, supported", [("fp4", "MI300X", False), ("fp6", "MI325X", False),
-                                                       ("fp4", "MI355X", True), ("fp8", "MI300X", True),
-                                                       ("fp8", "RX 7900 XTX", False), ("fp8", "Radeon AI PRO R9700", True),
-                                                       ("int4", "RX 7900 XTX", True)])
+@pytest.mark.parametrize("precision, gpu, supported", [
+    ("fp4", "MI300X", False), ("fp6", "MI325X", False), ("fp4", "MI355X", True), ("fp8", "MI300X", True),
+    ("fp8", "RX 7900 XTX", False), ("fp8", "Radeon AI PRO R9700", True), ("int4", "RX 7900 XTX", True),
+])
 def test_precision_is_gated_by_hardware(precision, gpu, supported):
     result = fit(model_id="llama-3.1-8b", precision=precision, gpu_model=gpu, gpu_count=1, context_tokens=1024)
     assert result["precision_supported"] is supported
