@@ -187,3 +187,13 @@ def test_tensor_parallel_needs_heads_to_split():
     result = fit(model_id="llama-3.1-8b", precision="bf16", gpu_model="MI300X", gpu_count=3, context_tokens=1024)
     assert result["fits"] is False
     assert any("do not split evenly over 3 GPUs" in r for r in result["reasons"])
+
+
+def test_vllm_budget_llama_70b_tp2_on_mi300x_is_about_700k_tokens():
+    # Reference notes §4: per-GPU KV per token 163,840 B; ≈ 700k tokens of KV at gpu_memory_utilization 0.90.
+    def at(sequences):
+        return fit(model_id="llama-3.1-70b", precision="bf16", gpu_model="MI300X", gpu_count=2,
+                   context_tokens=8192, concurrency=sequences, engine="vllm")
+    fits, too_many = at(80), at(88)
+    assert fits["kv_cache_bytes_per_gpu"] == 80 * 8192 * 163_840
+    assert fits["verdict"] == "fits" and too_many["verdict"] == "does_not_fit"
