@@ -197,3 +197,35 @@ def test_vllm_budget_llama_70b_tp2_on_mi300x_is_about_700k_tokens():
     fits, too_many = at(80), at(88)
     assert fits["kv_cache_bytes_per_gpu"] == 80 * 8192 * 163_840
     assert fits["verdict"] == "fits" and too_many["verdict"] == "does_not_fit"
+
+
+def test_invariants_over_a_grid_of_requests_in_one_vectorised_run():
+    models = feasibility.load_catalog().model_ids
+    requests = [dict(model_id=m, precision=p, gpu_model=g, gpu_count=n, context_tokens=c, concurrency=k, mode=mode)
+                for m in models for p in ("bf16", "fp8", "fp4", "int4") for g in ("MI300X", "MI355X", "RX 7900 XTX")
+                for n in (1, 2, 8) for c in (2048, 32768) for k in (1, 8)
+                for mode in ("inference", "training", "lora")]
+    results = feasibility.check_fit_many(requests)
+    by_request = {tuple(sorted(r.items())): res for r, res in zip(requests, results)}
+
+    def get(**changes):
+        return by_request[tuple(sorted({**req, **changes}.items()))]
+
+    for req, res in zip(requests, results):
+        parts = (res["weights_bytes_per_gpu"] + res["kv_cache_bytes_per_gpu"] + res["activation_bytes_per_gpu"]
+                 + res["optimizer_bytes_per_gpu"] + res["reserve_bytes_per_gpu"])
+        assert res["required_bytes_per_gpu"] == parts
+        assert res["headroom_bytes_per_gpu"] == res["available_bytes_per_gpu"] - parts
+        assert res["verdict"] in ("fits", "does_not_fit", "precision_unsupported")
+        assert all(v >= 0 for v in (res["weights_bytes_per_gpu"], res["kv_cache_bytes_per_gpu"],
+                                    res["activation_bytes_per_gpu"], res["optimizer_bytes_per_gpu"]))
+        if res["fits"] and res["precision_supported"]:
+            assert res["min_gpus"] is not None and res["min_gpus"] <= req["gpu_count"]
+        if req["concurrency"] == 1:
+            more = get(concurrency=8)
+            assert more["required_bytes_per_gpu"] >= res["required_bytes_per_gpu"]
+            assert not (more["fits"] and not res["fits"])
+        if req["gpu_count"] == 1:
+            assert get(gpu_count=8)["weights_bytes_per_gpu"] <= res["weights_bytes_per_gpu"]
+        if req["mode"] != "inference":
+            assert res["kv_cache_bytes_per_gpu"] == 0
