@@ -13,6 +13,7 @@ from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
 from flows.load import load_reference, load_staged
+from flows.load_validations import load_validations
 from provider_eval import sql_models, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed, SqlModelError
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
@@ -58,7 +59,8 @@ def stage(landed: LandedFile, fmt: str, defaults: dict, staging_dir: str) -> Fil
 
 
 @task
-def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str) -> tuple[str, str | None]:
+def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str,
+          validations_dir: str | None = None) -> tuple[str, str | None]:
     """Load everything into a new warehouse file, build the SQL models and run the checks.
 
     Returns (build path, problem): expected failures come back as text, not exceptions, so the
@@ -70,6 +72,8 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     with warehouse.connect(build_path) as con:
         load_reference(con, REFERENCE_DIR)
         load_staged(con, outcomes, workloads_parquet, now)
+        for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
+            get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
         try:
             sql_models.build_models(con, Path(sql_dir))
         except SqlModelError as exc:
@@ -123,7 +127,8 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
-            build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now)
+            build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
+                                        str(root / "validations"))
             if problem:
                 raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
             table_rows = publish(build_path, str(warehouse_file))

@@ -14,7 +14,8 @@ final as (
         offer_id, provider, gpu_model, gpu_count, billing_model,
         cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,
         usd_per_gpu_hour, usd_per_node_hour, unit, quantity,
-        benchmark_run_ids, observed_at as quote_observed_at, source_name
+        benchmark_run_ids, observed_at as quote_observed_at, source_name,
+        validation_id, validation_verdict
     from costs
 )
 

@@ -20,6 +20,11 @@ compat as (
     select * from compat_checks
 ),
 
+latest_validations as (
+    -- Only an offer's newest on-hardware validation counts.
+    select offer_id, validation_id, verdict from hardware_validations where is_latest_for_offer
+),
+
 candidates as (
     -- One node per configuration: its GPU count is the offer's GPUs per node.
     select
@@ -28,7 +33,8 @@ candidates as (
         o.gpus_per_node as gpu_count,
         t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids,
         m.fits as memory_fits, m.precision_supported, m.min_gpus,
-        c.verdict as compat_verdict, c.reasons as compat_reasons
+        c.verdict as compat_verdict, c.reasons as compat_reasons,
+        v.validation_id, v.verdict as validation_verdict
     from workloads as w
     cross join offers_now as o
     left join throughput as t
@@ -47,6 +53,8 @@ candidates as (
         and c.amdgpu_driver_version is not distinct from o.amdgpu_driver_version
         and c.torch_version is null
         and c.engine is not distinct from lower(w.engine)
+    left join latest_validations as v
+        on v.offer_id = o.offer_id
     -- Provider-specific runs win over generic ones for the same configuration.
     qualify row_number() over (
         partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model
@@ -97,7 +105,8 @@ totals as (
             case when memory_fits = false then 'DOES_NOT_FIT' end,
             case when precision_supported = false then 'PRECISION_UNSUPPORTED' end,
             -- An unknown stack stays rankable; compat_verdict shows it.
-            case when compat_verdict = 'unsupported' then 'ROCM_UNSUPPORTED' end
+            case when compat_verdict = 'unsupported' then 'ROCM_UNSUPPORTED' end,
+            case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end
         ], lambda r: r is not null) as exclusion_reasons
     from lines
 ),
@@ -114,7 +123,8 @@ final as (
         case when len(exclusion_reasons) = 0 then 'ranked' else 'excluded' end as status,
         exclusion_reasons,
         observed_at, is_stale, source_name,
-        memory_fits, min_gpus, compat_verdict, compat_reasons
+        memory_fits, min_gpus, compat_verdict, compat_reasons,
+        validation_id, validation_verdict
     from totals
 )
 
