@@ -48,7 +48,7 @@ def land_sources(sources: list[Source], landing_dir: str, now: str) -> list[tupl
         for path in matched:
             land_file(source.name, path, Path(landing_dir), when)
     by_name = {s.name: s for s in sources}
-    return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].defaults)
+    return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].adapter_options())
             for lf in read_index(Path(landing_dir)) if lf.source_name in by_name]
 
 

@@ -57,7 +57,8 @@ candidates as (
         on v.offer_id = o.offer_id
     -- Provider-specific runs win over generic ones for the same configuration.
     qualify row_number() over (
-        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model
+        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model,
+            o.tier, o.commitment_term_hours
         order by t.run_provider nulls last
     ) = 1
 ),
@@ -75,7 +76,9 @@ billed as (
         -- Round up to the billing granularity, then apply the minimum term.
         case when hours_needed is not null then greatest(
             (ceil(hours_needed * 3600 / billing_granularity_s) * billing_granularity_s / 3600)::decimal(38, 6),
-            min_term_hours
+            min_term_hours,
+            -- A commitment is paid for its whole term.
+            coalesce(commitment_term_hours, 0)
         ) end as hours_billed
     from hours
 ),
@@ -106,7 +109,8 @@ totals as (
             case when precision_supported = false then 'PRECISION_UNSUPPORTED' end,
             -- An unknown stack stays rankable; compat_verdict shows it.
             case when compat_verdict = 'unsupported' then 'ROCM_UNSUPPORTED' end,
-            case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end
+            case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end,
+            scope_reason
         ], lambda r: r is not null) as exclusion_reasons
     from lines
 ),
@@ -124,7 +128,8 @@ final as (
         exclusion_reasons,
         observed_at, is_stale, source_name,
         memory_fits, min_gpus, compat_verdict, compat_reasons,
-        validation_id, validation_verdict
+        validation_id, validation_verdict,
+        tier, commitment_term_hours
     from totals
 )
 
