@@ -22,6 +22,17 @@ class FileRejected(Exception):
         self.detail = detail
 
 
+def read_utf8(path, original_name: str) -> str:
+    """A file's text; an empty or non-UTF-8 file is rejected whole, with the reason."""
+    data = path.read_bytes()
+    if not data.strip():
+        raise FileRejected("EMPTY", f"{original_name} is empty")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+
+
 @dataclass(frozen=True)
 class FileContext:
     """What an adapter knows about the file it parses, besides its bytes."""
