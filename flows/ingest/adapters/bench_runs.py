@@ -141,7 +141,9 @@ def _rules() -> list[Rule]:
 
     return [
         f.required_rule("run_id", pl.col("run_id")),
-        *f.gpu_rules(pl.col("gpu_name_raw")),
+        Rule("FIELD_MISSING", pl.col("gpu_name_raw").is_null(),
+             pl.lit("gpu_model is not in the file, its --metadata or the sources.yaml defaults (never guessed)")),
+        *f.gpu_rules(pl.col("gpu_name_raw"))[1:],
         Rule("GPU_COUNT_INVALID", f.as_count(pl.col("gpu_count_raw")).is_null(),
              pl.format("gpu_count '{}' is not a positive whole number (file, --metadata or sources.yaml defaults)",
                        pl.col("gpu_count_raw").fill_null("(empty)"))),
@@ -260,6 +262,13 @@ def build(records: list[RunRecord], ctx: FileContext, fmt: str, unit: str = "req
         from models.benchmarks import BenchmarkRequest
         result.details["benchmark_requests"] = requests.select(list(BenchmarkRequest.to_schema().columns))
     return result
+
+
+def with_contract_columns(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
+    """Add the benchmark_runs columns a format does not carry (as nulls), in contract order."""
+    schema = {name: col.dtype.type for name, col in BenchmarkRun.to_schema().columns.items()}
+    missing = [pl.lit(None, dtype).alias(name) for name, dtype in schema.items() if name not in frame.columns]
+    return frame.with_columns(missing).with_columns(pl.lit(fmt).alias("benchmark_format")).select(list(schema))
 
 
 def quarantine_line(row_number: int, code: str, detail: str, raw_text: str) -> dict:
