@@ -54,7 +54,7 @@ def _record(lines: list[str], preamble: dict, row_number: int) -> br.RunRecord:
     elif rate is not None:
         values["request_rate_raw"] = rate
         values["request_rate_per_s"] = br.number(rate, "request rate", problems)
-    if CONCURRENCY_LABEL in raw:
+    if raw.get(CONCURRENCY_LABEL, "None") != "None":  # the client prints None when unlimited
         values["max_concurrency"] = br.whole_number(raw[CONCURRENCY_LABEL], CONCURRENCY_LABEL, problems)
     done = values.get("completed")
     if done:
