@@ -15,7 +15,7 @@ from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
 from flows.load import load_reference, load_staged
 from provider_eval import sql_models, warehouse
-from provider_eval.errors import ProviderEvalError, RefreshFailed
+from provider_eval.errors import ProviderEvalError, RefreshFailed, SqlModelError
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
 
 PUBLIC_TABLES = (
@@ -67,20 +67,27 @@ def stage(landed: LandedFile, fmt: str, defaults: dict, staging_dir: str) -> Fil
 
 
 @task
-def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str) -> str:
-    """Load everything into a new warehouse file, build the SQL models and run the checks."""
+def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str) -> tuple[str, str | None]:
+    """Load everything into a new warehouse file, build the SQL models and run the checks.
+
+    Returns (build path, problem): expected failures come back as text, not exceptions, so the
+    flow can fail cleanly without a traceback in the logs.
+    """
     build_path = Path(build_dir) / "warehouse.duckdb"
     workloads_parquet = Path(build_dir) / "workloads.parquet"
     load_workloads(Path(workloads_file)).write_parquet(workloads_parquet)
     with warehouse.connect(build_path) as con:
         load_reference(con, REFERENCE_DIR)
         load_staged(con, outcomes, workloads_parquet, now)
-        sql_models.build_models(con, Path(sql_dir))
+        try:
+            sql_models.build_models(con, Path(sql_dir))
+        except SqlModelError as exc:
+            return str(build_path), str(exc)
         failures = sql_models.run_checks(con, Path(sql_dir))
     if failures:
         lines = [f"  {f.name}: {f.rows} offending row(s), e.g. {f.sample[0]}" for f in failures]
-        raise RefreshFailed("checks failed; the previous warehouse stays published:\n" + "\n".join(lines))
-    return str(build_path)
+        return str(build_path), "checks failed:\n" + "\n".join(lines)
+    return str(build_path), None
 
 
 @task
@@ -125,7 +132,9 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
-            build_path = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now)
+            build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now)
+            if problem:
+                raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
             table_rows = publish(build_path, str(warehouse_file))
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)

@@ -59,7 +59,9 @@ def refresh(
         state = refresh_flow(sources=str(sources), workloads=str(workloads),
                              warehouse_path=str(warehouse_path), return_state=True)
     if not state.is_completed():
-        _fail(f"refresh failed: {state.message}\nThe previously published warehouse (if any) is unchanged.")
+        unchanged = "" if "stays published" in (state.message or "") else \
+            "\nThe previously published warehouse (if any) is unchanged."
+        _fail(f"refresh failed: {state.message}{unchanged}")
     summary = state.result()
     err.print(
         f"[green]published[/] {summary.warehouse}: {summary.files} file(s) "

@@ -15,3 +15,7 @@ class RefreshFailed(ProviderEvalError):
 
 class WarehouseMissing(ProviderEvalError):
     """No published warehouse exists yet at the given path."""
+
+
+class SqlModelError(ProviderEvalError):
+    """A SQL model failed to build; names its file."""

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import duckdb
 
+from provider_eval.errors import SqlModelError
+
 LAYERS = ("staging", "intermediate", "marts")
 _COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 
@@ -41,7 +43,7 @@ def build_order(models: list[SqlModel]) -> list[SqlModel]:
     """Models sorted so each comes after every model its SQL mentions."""
     by_name = {m.name: m for m in models}
     if len(by_name) != len(models):
-        raise ValueError("two SQL model files share a name")
+        raise SqlModelError("two SQL model files share a name")
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, by_name)) + r")\b") if by_name else None
     graph = {}
     for m in models:
@@ -50,7 +52,7 @@ def build_order(models: list[SqlModel]) -> list[SqlModel]:
     try:
         return [by_name[n] for n in TopologicalSorter(graph).static_order()]
     except CycleError as exc:
-        raise ValueError(f"SQL models depend on each other in a cycle: {exc.args[1]}") from None
+        raise SqlModelError(f"SQL models depend on each other in a cycle: {exc.args[1]}") from None
 
 
 def build_models(con: duckdb.DuckDBPyConnection, sql_dir: Path) -> list[str]:
@@ -61,7 +63,7 @@ def build_models(con: duckdb.DuckDBPyConnection, sql_dir: Path) -> list[str]:
         try:
             con.execute(f'create or replace table "{model.name}" as\n{body}')
         except duckdb.Error as exc:
-            raise RuntimeError(f"SQL model {model.path.relative_to(sql_dir)} failed: {exc}") from None
+            raise SqlModelError(f"SQL model {model.path.relative_to(sql_dir)} failed: {exc}") from None
         built.append(model.name)
     return built
 

@@ -11,6 +11,14 @@ os.environ["DO_NOT_TRACK"] = "1"
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 
+from provider_eval import quiet_exit  # noqa: E402
+
+quiet_exit.install()
+
+# pandera imports its hypothesis strategies lazily on first validation, which here happens in
+# Prefect's worker threads; under pytest's import-time assertion rewriting, concurrent first
+# imports can trip CPython 3.11's "AST constructor recursion depth mismatch". Import up front.
+import pandera.strategies.base_strategies  # noqa: E402,F401
 from pathlib import Path  # noqa: E402
 
 import duckdb  # noqa: E402

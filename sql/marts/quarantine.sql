@@ -4,7 +4,7 @@ with quarantined as (
 ),
 
 final as (
-    select source_name, source_file, file_sha256, row_number, reason_code, detail, raw_record
+    select source_name, source_file as file, file_sha256, row_number, reason_code, detail, raw_record
     from quarantined
 )
 
