@@ -108,6 +108,10 @@ def test_vllm_serve_detail_with_bad_values_quarantines_the_run(tmp_path):
     assert result.accepted.height == 0 and codes(result) == ["REQUEST_DETAIL_INVALID"]
     assert "benchmark_requests" not in result.details
     doc = detailed_vllm_result(n_requests=50, n_failed=0)
+    doc["latencies"][3] = doc["ttfts"][3] / 2  # finished before its first token: negative TPOT
+    result = parse("vllm-serve", write_json(tmp_path / "tpot.json", doc))
+    assert codes(result) == ["REQUEST_DETAIL_INVALID"]
+    doc = detailed_vllm_result(n_requests=50, n_failed=0)
     doc["itls"] = doc["itls"][:-1]
     result = parse("vllm-serve", write_json(tmp_path / "short.json", doc))
     assert codes(result) == ["REQUEST_DETAIL_INVALID"]

@@ -90,19 +90,9 @@ def requests_frame(doc: dict, problems: list) -> pl.DataFrame | None:
         problems.append(("REQUEST_DETAIL_INVALID", f"a per-request list holds a value of the wrong type: {str(exc).splitlines()[0]}"))
         return None
     frame = pl.DataFrame(cols).with_row_index("request_index").with_columns(pl.col("request_index").cast(pl.Int64))
-    floats = [pl.col("ttft_s"), pl.col("latency_s"), pl.col("itls_s").list.min(), pl.col("itls_s").list.max()]
-    checks = frame.select(
-        pl.any_horizontal([c.is_nan() | c.is_infinite() for c in floats]).sum().alias("nonfinite"),
-        pl.any_horizontal([c < 0 for c in floats] + [pl.col("input_tokens") < 0, pl.col("output_tokens") < 0])
-        .sum().alias("negative"),
-    ).row(0, named=True)
-    if checks["nonfinite"] or checks["negative"]:
-        problems.append(("REQUEST_DETAIL_INVALID",
-                         f"{checks['nonfinite']} request(s) with NaN/Inf and {checks['negative']} with negative values"))
-        return None
     has_errors = "errors" in present
     succeeded = (pl.col("error").is_null() | (pl.col("error") == "")) if has_errors else pl.lit(None, pl.Boolean)
-    return frame.select(
+    out = frame.select(
         pl.col("request_index"),
         succeeded.alias("succeeded"),
         pl.col("input_tokens"), pl.col("output_tokens"),
@@ -114,8 +104,21 @@ def requests_frame(doc: dict, problems: list) -> pl.DataFrame | None:
         pl.col("itls_s").list.len().cast(pl.Int64).alias("itl_count"),
         (pl.col("itls_s").list.mean() * 1000).alias("itl_mean_ms"),
         (pl.col("itls_s").list.max() * 1000).alias("itl_max_ms"),
+        (pl.col("itls_s").list.min() * 1000).alias("__itl_min_ms"),
         pl.col("error").replace("", None).alias("error"),
     )
+    floats = [pl.col(c) for c in ("ttft_ms", "latency_ms", "tpot_ms", "itl_mean_ms", "itl_max_ms", "__itl_min_ms")]
+    checks = out.select(
+        pl.any_horizontal([c.is_nan() | c.is_infinite() for c in floats]).sum().alias("nonfinite"),
+        pl.any_horizontal([c < 0 for c in floats] + [pl.col("input_tokens") < 0, pl.col("output_tokens") < 0])
+        .sum().alias("negative"),
+    ).row(0, named=True)
+    if checks["nonfinite"] or checks["negative"]:
+        # A negative TPOT means a latency shorter than its own TTFT: the lists cannot be trusted.
+        problems.append(("REQUEST_DETAIL_INVALID",
+                         f"{checks['nonfinite']} request(s) with NaN/Inf and {checks['negative']} with negative values"))
+        return None
+    return out.drop("__itl_min_ms")
 
 
 def record(doc: dict, row_number: int, run_key: str | None) -> br.RunRecord:
