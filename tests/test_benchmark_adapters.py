@@ -5,6 +5,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flows.ingest.adapters import ADAPTERS
 from flows.ingest.adapters.base import FileContext, FileRejected
@@ -292,3 +294,52 @@ def test_output_tokens_per_gpu_agree_across_formats():
     per_gpu = {r["benchmark_format"]: r["output_tokens_per_s"] / r["gpu_count"] for r in (vllm, log_run, infx)}
     assert all(math.isclose(v, 1500.0) for v in per_gpu.values()), per_gpu
     assert vllm["ttft_p99_ms"] == log_run["ttft_p99_ms"] == pytest.approx(infx["ttft_p99_ms"])
+
+
+def test_sglang_output_details_become_requests(tmp_path):
+    doc = {"backend": "sglang", "dataset_name": "random", "num_prompts": 3, "duration": 2.0, "completed": 2,
+           "request_throughput": 1.0, "output_throughput": 5.0, "total_output_tokens": 10,
+           "input_lens": [10, 11, 12], "output_lens": [4, 6, 0], "ttfts": [0.1, 0.2, 0.0],
+           "itls": [[0.01, 0.02, 0.03], [0.01] * 5, []], "errors": ["", "", "timeout"]}
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
+    result = parse("sglang-serving", path, {"gpu_model": "MI355X", "gpu_count": 8})
+    run = one(result)
+    requests = result.details["benchmark_requests"].sort("request_index")
+    assert run["failed"] == 1 and run["request_rows"] == 3
+    assert requests["succeeded"].to_list() == [True, True, False]
+    assert requests["ttft_ms"].to_list() == pytest.approx([100.0, 200.0, 0.0])
+    assert requests["itl_max_ms"][0] == pytest.approx(30.0) and requests["itl_count"].to_list() == [3, 5, 0]
+    assert requests["error"].to_list() == [None, None, "timeout"]
+
+
+finite = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(per_gpu=finite, tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2]), ttft_s=finite)
+def test_inferencex_per_gpu_and_seconds_convert_once(tmp_path_factory, per_gpu, tp, pp, ttft_s):
+    doc = {"hw": "mi300x", "tp": tp, "pp": pp, "model": "m", "framework": "vllm", "precision": "fp8",
+           "num_requests_total": 10, "num_requests_successful": 10,
+           "tput_per_gpu": per_gpu * 2, "output_tput_per_gpu": per_gpu, "p99_ttft": ttft_s}
+    path = write_json(tmp_path_factory.mktemp("ix") / "a.json", doc)
+    run = one(parse("inferencex-agg", path))
+    assert run["gpu_count"] == tp * pp
+    assert run["output_tokens_per_s"] / run["gpu_count"] == pytest.approx(per_gpu)
+    assert run["total_tokens_per_s"] == pytest.approx(per_gpu * 2 * tp * pp)
+    assert run["ttft_p99_ms"] == pytest.approx(ttft_s * 1000)
+
+
+@settings(max_examples=40, deadline=None)
+@given(ns=st.integers(min_value=1, max_value=10**13), pct=st.sampled_from(["50.00", "90.00", "99.00", "99.90"]))
+def test_mlperf_ns_latency_lines_convert_to_ms(tmp_path_factory, ns, pct):
+    text = (f"Scenario : Server\nCompleted tokens per second: 100.5\nResult is : VALID\n"
+            f"{pct} percentile first token latency (ns)   : {ns}\n")
+    path = tmp_path_factory.mktemp("ml") / "mlperf_log_summary.txt"
+    path.write_text(text, encoding="utf-8")
+    run = one(parse("mlperf-summary", path, {"gpu_model": "MI300X", "gpu_count": 8}))
+    stats = json.loads(run["latency_stats_ms_json"])
+    label = {"50.00": "median", "90.00": "p90", "99.00": "p99", "99.90": "p99.9"}[pct]
+    assert stats[f"{label}_ttft"] == pytest.approx(ns / 1e6)
+    if label != "p99.9":
+        assert run[f"ttft_{label}_ms"] == pytest.approx(ns / 1e6)
