@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test test-deps bench serve clean
 
 setup: $(STAMP)
 
@@ -20,8 +20,17 @@ demo: $(STAMP)
 	$(BIN)/provider-eval refresh
 	$(BIN)/provider-eval rank
 
-test: $(STAMP)
+test: $(STAMP) test-deps
 	$(BIN)/python -m pytest
+
+# System tools the tests start for real: OpenSSH's sshd (a loopback test host) and ssh-keygen.
+test-deps:
+	@test -x /usr/sbin/sshd && command -v ssh-keygen >/dev/null && command -v timeout >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client coreutils; }
+
+# A local Prefect server + worker with the scheduled refresh deployed (docs/production.md).
+serve: $(STAMP)
+	deployments/serve.sh
 
 clean:
 	rm -rf warehouse .pytest_cache

@@ -14,6 +14,7 @@ from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
 from flows.load import load_reference, load_staged
+from flows.load_validations import load_validations
 from provider_eval import sql_models, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed, SqlModelError
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
@@ -56,7 +57,7 @@ def land_sources(sources: list[Source], landing_dir: str, now: str) -> list[tupl
             land_file(source.name, path, Path(landing_dir), when,
                       companions=companions_of(path) if companions_of else [])
     by_name = {s.name: s for s in sources}
-    return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].defaults)
+    return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].adapter_options())
             for lf in read_index(Path(landing_dir)) if lf.source_name in by_name]
 
 
@@ -67,7 +68,8 @@ def stage(landed: LandedFile, fmt: str, defaults: dict, staging_dir: str) -> Fil
 
 
 @task
-def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str) -> tuple[str, str | None]:
+def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str,
+          validations_dir: str | None = None) -> tuple[str, str | None]:
     """Load everything into a new warehouse file, build the SQL models and run the checks.
 
     Returns (build path, problem): expected failures come back as text, not exceptions, so the
@@ -79,6 +81,8 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     with warehouse.connect(build_path) as con:
         load_reference(con, REFERENCE_DIR)
         load_staged(con, outcomes, workloads_parquet, now)
+        for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
+            get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
         try:
             sql_models.build_models(con, Path(sql_dir))
         except SqlModelError as exc:
@@ -132,7 +136,8 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
-            build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now)
+            build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
+                                        str(root / "validations"))
             if problem:
                 raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
             table_rows = publish(build_path, str(warehouse_file))

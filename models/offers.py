@@ -40,7 +40,12 @@ class QuoteObservation(Lineage):
     os: str = pa.Field(nullable=True)
     kernel: str = pa.Field(nullable=True)
     amdgpu_driver_version: str = pa.Field(nullable=True)
+    tier: str = pa.Field(nullable=True, isin=["community", "secure"])
+    commitment_term_hours: MONEY = pa.Field(nullable=True, gt=Decimal(0))
+    vram_bytes_stated: pl.Int64 = pa.Field(nullable=True, gt=0)
+    observed_at_stated: bool
+    max_quote_age_days: pl.Int32 = pa.Field(nullable=True, ge=0)
 
     class Config:
         strict = True
-        unique = ["source_name", "file_sha256", "offer_id", "billing_model"]
+        unique = ["source_name", "file_sha256", "offer_id", "billing_model", "tier", "commitment_term_hours"]

@@ -48,16 +48,21 @@ def refresh(
     sources: Annotated[Path, typer.Option(help="sources.yaml declaring the inputs.")] = DEFAULT_SOURCES,
     workloads: Annotated[Path, typer.Option(help="workloads.yaml declaring the workloads.")] = DEFAULT_WORKLOADS,
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    task_runner: Annotated[str, typer.Option(help="Where parsing fans out: threads, dask or ray.")] = "threads",
+    cluster_address: Annotated[str | None, typer.Option(help="Existing Dask scheduler / Ray address.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's run logs.")] = False,
 ) -> None:
     """Ingest, validate, model, check and publish the warehouse."""
     if verbose:
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
     from flows.refresh import refresh as refresh_flow
+    from flows.task_runners import make_task_runner
 
+    runner = make_task_runner(task_runner, cluster_address)
     with err.status("refreshing: land → parse → validate → load → SQL models → checks → publish"):
-        state = refresh_flow(sources=str(sources), workloads=str(workloads),
-                             warehouse_path=str(warehouse_path), return_state=True)
+        state = refresh_flow.with_options(task_runner=runner)(
+            sources=str(sources), workloads=str(workloads), warehouse_path=str(warehouse_path),
+            return_state=True)
     if not state.is_completed():
         unchanged = "" if "stays published" in (state.message or "") else \
             "\nThe previously published warehouse (if any) is unchanged."
@@ -174,6 +179,50 @@ def sql(
     except duckdb.Error as exc:
         _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     output.render(cols, rows, fmt.value)
+
+
+
+VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 3}
+
+
+@app.command("validate-host")
+def validate_host(
+    host: Annotated[str, typer.Argument(help="The rented server: hostname or IP address.")],
+    offer: Annotated[str, typer.Option("--offer", help="Offer id whose quote the host must match.")],
+    user: Annotated[str, typer.Option(help="SSH login name.")] = "root",
+    port: Annotated[int, typer.Option(help="SSH port.")] = 22,
+    identity_file: Annotated[Path, typer.Option("--identity-file", "-i", help="Private key for key auth.")] = Path("~/.ssh/id_ed25519"),
+    known_hosts: Annotated[Path, typer.Option(help="known_hosts holding the host's key (unknown keys are refused).")] = Path("~/.ssh/known_hosts"),
+    timeout: Annotated[float, typer.Option(help="Seconds the whole probe may take on the host.")] = 300,
+    connect_timeout: Annotated[float, typer.Option(help="Seconds for TCP connect, SSH handshake and auth.")] = 10,
+    bench: Annotated[bool, typer.Option(help="Run the bf16 GEMM and HBM copy micro-benchmarks.")] = True,
+    deep: Annotated[bool, typer.Option(help="Also run rccl-tests all_reduce_perf and RVS gst when installed (slow).")] = False,
+    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Probe a rented host over SSH and check it against a quote before signing (exit 0 pass, 1 fail, 3 inconclusive, 2 error)."""
+    from flows.probe.validate import summary_json, validate_host as run_validation
+
+    try:
+        with err.status(f"probing {host} over SSH"):
+            record = run_validation(host, offer, user, port, identity_file.expanduser(), known_hosts.expanduser(),
+                                    warehouse_path, timeout_s=timeout, connect_timeout_s=connect_timeout, bench=bench,
+                                    deep=deep)
+    except ProviderEvalError as exc:
+        # No verdict at all (refused, unreachable, unsafe input): exit 2, never confused with a verdict.
+        _fail(f"no validation recorded: {exc}", code=2)
+    if fmt == Format.json:
+        print(summary_json(record))
+    else:
+        rows = [(c["check"], c["status"], c["message"]) for c in record["checks"]]
+        if fmt == Format.csv:
+            output.render(["check", "status", "message"], rows, "csv")
+        else:
+            output.render(["check", "status", "message"], rows, "table",
+                          title=f"{host} vs offer {offer}: {record['verdict'].upper()}")
+            err.print(f"evidence: {record['evidence_path']} (loaded into hardware_validations by the next refresh)",
+                      highlight=False)
+    raise typer.Exit(VERDICT_EXIT[record["verdict"]])
 
 
 def main() -> None:

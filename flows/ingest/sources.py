@@ -6,7 +6,9 @@ from flows.ingest.adapters import ADAPTERS
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
 
-SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description"}
+SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description", "max_quote_age_days"}
+# Top-level `settings:` keys; a source may override each with a key of the same name.
+SETTING_KEYS = {"max_quote_age_days"}
 DEFAULT_KEYS = {
     "provider", "gpu_model", "gpu_count", "model_id", "precision", "engine",
     "engine_version", "rocm_version", "currency", "region",
@@ -25,6 +27,13 @@ class Source:
     base_dir: Path
     line: int
     defaults: dict = field(default_factory=dict)
+    max_quote_age_days: int | None = None
+
+    def adapter_options(self) -> dict:
+        """What the adapter receives: the defaults plus this source's quote settings."""
+        if self.max_quote_age_days is None:
+            return dict(self.defaults)
+        return {**self.defaults, "max_quote_age_days": self.max_quote_age_days}
 
     def files(self) -> list[Path]:
         """The files the path glob matches today, sorted for a stable order."""
@@ -36,7 +45,28 @@ class Source:
         return sorted(p for p in root.glob(rel) if p.is_file())
 
 
-def _check_source(raw: dict, file: Path) -> Source:
+def _check_age(value, where: str):
+    """max_quote_age_days: a whole number of days ≥ 0, or absent (no age limit)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{where}: max_quote_age_days must be a whole number of days >= 0, got {value!r}")
+    return value
+
+
+def load_settings(doc: dict, file: Path) -> dict:
+    """The optional top-level `settings:` mapping (defaults for every source)."""
+    settings = doc.get("settings") or {}
+    line = getattr(settings, "line", 0)
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{file}: line {line}: 'settings' must be a mapping")
+    unknown = set(settings) - SETTING_KEYS
+    if unknown:
+        raise ConfigError(f"{file}: line {line}: unknown setting(s) {sorted(unknown)}; allowed: {sorted(SETTING_KEYS)}")
+    return {"max_quote_age_days": _check_age(settings.get("max_quote_age_days"), f"{file}: line {line}")}
+
+
+def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source:
     line = getattr(raw, "line", 0)
     where = f"{file}: line {line}"
     if not isinstance(raw, dict):
@@ -66,9 +96,13 @@ def _check_source(raw: dict, file: Path) -> Source:
     unknown = set(defaults) - DEFAULT_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown default(s) {sorted(unknown)}; allowed: {sorted(DEFAULT_KEYS)}")
+    max_age = _check_age(raw.get("max_quote_age_days"), where)
+    if max_age is None:
+        max_age = (settings or {}).get("max_quote_age_days")
     return Source(
         name=raw["name"], kind=raw["kind"], format=raw["format"], path=raw["path"],
         base_dir=file.parent.resolve(), line=line, defaults=dict(defaults),
+        max_quote_age_days=max_age,
     )
 
 
@@ -77,7 +111,8 @@ def load_sources(file: Path) -> list[Source]:
     doc = load_yaml_with_lines(file)
     if not isinstance(doc, dict) or not isinstance(doc.get("sources"), list):
         raise ConfigError(f"{file}: expected a top-level 'sources:' list")
-    sources = [_check_source(raw, file) for raw in doc["sources"]]
+    settings = load_settings(doc, file)
+    sources = [_check_source(raw, file, settings) for raw in doc["sources"]]
     seen: dict[str, int] = {}
     for s in sources:
         if s.name in seen:

@@ -4,7 +4,8 @@ with manifest as (
 ),
 
 accepted as (
-    select file_sha256, source_name, count(*) as n from offer_history group by all
+    -- Every accepted quote row (offer_history keeps one row per distinct content).
+    select file_sha256, source_name, count(*) as n from stg_quote_observations group by all
     union all
     select file_sha256, source_name, count(*) from benchmark_runs group by all
 ),

@@ -1,6 +1,21 @@
--- One row per observation of an offer × billing option: every price ever seen, with when and where.
+-- One row per distinct observation of an offer × billing option: every price ever seen, with when
+-- and where. The same content delivered again (another file, re-serialised) adds no row: it moves
+-- last_observed_at and counts in times_observed.
 with observations as (
     select * from stg_quote_observations
+),
+
+distinct_observations as (
+    select
+        *,
+        max(observed_at) over same_content as last_observed_at,
+        count(*) over same_content as times_observed
+    from observations
+    window same_content as (partition by source_name, observation_hash)
+    qualify row_number() over (
+        partition by source_name, observation_hash
+        order by observed_at, file_sha256, row_number
+    ) = 1
 ),
 
 final as (
@@ -10,8 +25,10 @@ final as (
         usd_per_gpu_hour, usd_per_node_hour, fx_rate_date, hours_per_month,
         observed_at, valid_from, valid_until, region, notes,
         rocm_version, os, kernel, amdgpu_driver_version,
-        source_name, source_file, file_sha256, row_number
-    from observations
+        source_name, source_file, file_sha256, row_number,
+        tier, commitment_term_hours, vram_bytes_stated, observed_at_stated,
+        last_observed_at, times_observed, observation_hash
+    from distinct_observations
 )
 
 select * from final

@@ -9,12 +9,15 @@ final as (
         workload_id,
         row_number() over (
             partition by workload_id
-            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model
+            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model,
+                tier nulls first, commitment_term_hours nulls first
         ) as rank,
         offer_id, provider, gpu_model, gpu_count, billing_model,
         cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,
         usd_per_gpu_hour, usd_per_node_hour, unit, quantity,
-        benchmark_run_ids, observed_at as quote_observed_at, source_name
+        benchmark_run_ids, observed_at as quote_observed_at, source_name,
+        validation_id, validation_verdict,
+        tier, commitment_term_hours
     from costs
 )
 

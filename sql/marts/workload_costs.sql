@@ -12,13 +12,19 @@ throughput as (
     select * from int_workload_throughput
 ),
 
+latest_validations as (
+    -- Only an offer's newest on-hardware validation counts.
+    select offer_id, validation_id, verdict from hardware_validations where is_latest_for_offer
+),
+
 candidates as (
     -- One node per configuration: its GPU count is the offer's GPUs per node.
     select
         w.workload_id, w.unit, w.quantity, w.storage_gb, w.egress_gb, w.setup_hours,
         o.*,
         o.gpus_per_node as gpu_count,
-        t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids
+        t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids,
+        v.validation_id, v.verdict as validation_verdict
     from workloads as w
     cross join offers_now as o
     left join throughput as t
@@ -26,9 +32,12 @@ candidates as (
         and t.gpu_model = o.gpu_model
         and t.gpu_count = o.gpus_per_node
         and (t.run_provider is null or t.run_provider = o.provider)
+    left join latest_validations as v
+        on v.offer_id = o.offer_id
     -- Provider-specific runs win over generic ones for the same configuration.
     qualify row_number() over (
-        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model
+        partition by w.workload_id, o.source_name, o.provider, o.offer_id, o.billing_model,
+            o.tier, o.commitment_term_hours
         order by t.run_provider nulls last
     ) = 1
 ),
@@ -46,7 +55,9 @@ billed as (
         -- Round up to the billing granularity, then apply the minimum term.
         case when hours_needed is not null then greatest(
             (ceil(hours_needed * 3600 / billing_granularity_s) * billing_granularity_s / 3600)::decimal(38, 6),
-            min_term_hours
+            min_term_hours,
+            -- A commitment is paid for its whole term.
+            coalesce(commitment_term_hours, 0)
         ) end as hours_billed
     from hours
 ),
@@ -72,7 +83,9 @@ totals as (
         list_filter([
             case when units_per_hour is null then 'NO_BENCHMARK' end,
             case when stale_reason is not null then stale_reason end,
-            case when usd_per_node_hour is null then 'FX_RATE_MISSING' end
+            case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
+            case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end,
+            scope_reason
         ], lambda r: r is not null) as exclusion_reasons
     from lines
 ),
@@ -88,7 +101,9 @@ final as (
         (total_cost_usd / quantity)::decimal(38, 12) as cost_per_unit_usd,
         case when len(exclusion_reasons) = 0 then 'ranked' else 'excluded' end as status,
         exclusion_reasons,
-        observed_at, is_stale, source_name
+        observed_at, is_stale, source_name,
+        validation_id, validation_verdict,
+        tier, commitment_term_hours
     from totals
 )
 

@@ -55,7 +55,19 @@ final as (
         (setup_fee * fx_usd_per_unit)::decimal(18, 6) as setup_fee_usd,
         (support_per_month * fx_usd_per_unit)::decimal(18, 6) as support_usd_per_month,
         coalesce(valid_until < (select refreshed_at from refresh)::date, false) as is_expired,
-        coalesce(valid_from > (select refreshed_at from refresh)::date, false) as is_not_yet_valid
+        coalesce(valid_from > (select refreshed_at from refresh)::date, false) as is_not_yet_valid,
+        -- max_quote_age_days comes from sources.yaml (settings or the source); null = no age limit.
+        coalesce(
+            observed_at < (select refreshed_at from refresh) - to_days(max_quote_age_days), false
+        ) as is_too_old,
+        -- Same quote content (whatever file or serialisation it came in) = same hash; a time the
+        -- file did not state (arrival time) is not content.
+        md5(concat_ws('|', provider, offer_id, gpu_model, gpu_name_raw, gpus_per_node, billing_model,
+            tier, commitment_term_hours, price_amount, currency, price_unit, price_scope,
+            billing_granularity, min_term_hours, storage_per_gb_month, egress_per_gb, licence_per_hour,
+            setup_fee, support_per_month, valid_from, valid_until, region, notes, rocm_version, os,
+            kernel, amdgpu_driver_version, vram_bytes_stated,
+            case when observed_at_stated then observed_at end)) as observation_hash
     from converted
 )
 

@@ -1,5 +1,5 @@
 """Format adapters: one module per format id, each mapping a file to a canonical frame."""
-from flows.ingest.adapters import quote_csv, run_csv
+from flows.ingest.adapters import quote_csv, quote_yaml, run_csv
 from flows.ingest.adapters import (
     inferencex_agg, mlperf_summary, sglang_serving, vllm_serve, vllm_serve_log, vllm_throughput,
 )
@@ -10,6 +10,7 @@ ADAPTERS: dict[str, Adapter] = {
     for a in (
         Adapter("quote-csv", "quotes", "quote_observations", quote_csv.parse),
         Adapter("run-csv", "benchmarks", "benchmark_runs", run_csv.parse),
+        Adapter("quote-yaml", "quotes", "quote_observations", quote_yaml.parse),
         Adapter("vllm-serve", "benchmarks", "benchmark_runs", vllm_serve.parse,
                 ignores=vllm_serve.is_pytorch_sibling),
         Adapter("vllm-serve-log", "benchmarks", "benchmark_runs", vllm_serve_log.parse),

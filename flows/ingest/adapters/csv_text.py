@@ -1,7 +1,13 @@
 """Read a CSV file as text cells by header name: no type guessing, whole-file problems named."""
+import csv
+import io
+import json
+
 import polars as pl
 
 from flows.ingest.adapters.base import FileContext, FileRejected
+
+ASCII_SPACE = " \t\r\n"
 
 
 def read_csv_text(ctx: FileContext, required: set[str], optional: set[str]) -> pl.DataFrame:
@@ -34,10 +40,71 @@ def read_csv_text(ctx: FileContext, required: set[str], optional: set[str]) -> p
     if len(set(header)) != len(header):
         raise FileRejected("SCHEMA_DRIFT", "a column name appears twice in the header")
     cells = [
-        pl.col(c).str.strip_chars().replace("", None).alias(f"raw_{c}")
+        pl.col(c).str.strip_chars(ASCII_SPACE).replace("", None).alias(f"raw_{c}")
         for c in sorted(required | optional) if c in header
     ]
     absent = [pl.lit(None, pl.String).alias(f"raw_{c}") for c in sorted(optional - set(header))]
     return frame.select(cells + absent).with_row_index("row_number", offset=1).with_columns(
+        pl.col("row_number").cast(pl.Int64)
+    )
+
+
+def _check_header(header: list[str], required: set[str], optional: set[str]) -> None:
+    """Reject the file when its columns are not the format's (the schema drifted)."""
+    missing = required - set(header)
+    unknown = set(header) - required - optional
+    if missing or unknown:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {sorted(missing)}")
+        if unknown:
+            parts.append(f"unknown column(s) {sorted(unknown)}")
+        if len(header) == 1 and any(d in header[0] for d in ";\t|"):
+            parts.append("the header looks delimited by something other than ','")
+        raise FileRejected("SCHEMA_DRIFT", "; ".join(parts))
+    if len(set(header)) != len(header):
+        raise FileRejected("SCHEMA_DRIFT", "a column name appears twice in the header")
+
+
+def read_csv_rows(ctx: FileContext, required: set[str], optional: set[str]) -> pl.DataFrame:
+    """Like read_csv_text, but a row with too few or too many fields is kept and named, not fatal.
+
+    Adds `row_shape_problem` (null when the row has exactly the header's field count). Blank lines
+    are not rows. Cells are stripped of ASCII whitespace only: a no-break space or zero-width
+    character stays in the cell so a look-alike name can never match a real one.
+    """
+    data = ctx.path.read_bytes()
+    if not data.strip():
+        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+    # The csv module (not a sniffing reader) so each record's own field count is known.
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
+    try:
+        records = [r for r in reader if r]
+    except csv.Error as exc:
+        raise FileRejected("CSV_MALFORMED", f"line {reader.line_num}: {exc}") from None
+    if not records:
+        raise FileRejected("EMPTY", f"{ctx.original_name} has no header")
+    header = [c.strip(ASCII_SPACE) for c in records[0]]
+    _check_header(header, required, optional)
+    width = len(header)
+    body = records[1:]
+    columns = {
+        f"raw_{name}": [(r[i].strip(ASCII_SPACE) or None) if i < len(r) else None for r in body]
+        for i, name in enumerate(header)
+    }
+    shape = [
+        None if len(r) == width else f"{len(r)} field(s) where the header has {width}"
+        for r in body
+    ]
+    # Fields beyond the header's width are kept (as JSON) in the raw record, never dropped.
+    columns["raw__extra_fields"] = [json.dumps(r[width:]) if len(r) > width else None for r in body]
+    frame = pl.DataFrame({**columns, "row_shape_problem": shape},
+                         schema={**{c: pl.String for c in columns}, "row_shape_problem": pl.String})
+    absent = [pl.lit(None, pl.String).alias(f"raw_{c}") for c in sorted(optional - set(header))]
+    return frame.with_columns(absent).with_row_index("row_number", offset=1).with_columns(
         pl.col("row_number").cast(pl.Int64)
     )

@@ -8,6 +8,7 @@ from flows.ingest.adapters.base import Rule
 from provider_eval.paths import REFERENCE_DIR
 
 MAX_MONEY = 1e12  # larger amounts do not fit DECIMAL(18,6); no real quote comes near
+PLAIN_DECIMAL = r"^-?(\d+\.?\d*|\.\d+)$"
 
 
 def raw(name: str) -> pl.Expr:
@@ -55,10 +56,12 @@ def as_money(expr: pl.Expr) -> pl.Expr:
 def money_rules(name: str, expr: pl.Expr, prefix: str, allow_zero: bool) -> list[Rule]:
     """Name every way a money cell can be wrong: not a number, NaN/Inf, zero, negative, huge."""
     value = as_float(expr)
+    nonfinite = value.is_nan() | value.is_infinite()
     rules = [
-        Rule(f"{prefix}_NOT_NUMERIC", expr.is_not_null() & value.is_null(),
-             pl.format("{} '{}' is not a number", pl.lit(name), expr)),
-        Rule(f"{prefix}_NONFINITE", value.is_nan() | value.is_infinite(),
+        # Only plain decimals: '2,49', '2.490,00', '1e3' and '2.49 USD' need a locale rule we do not guess.
+        Rule(f"{prefix}_NOT_NUMERIC", expr.is_not_null() & ~expr.str.contains(PLAIN_DECIMAL) & ~nonfinite.fill_null(False),
+             pl.format("{} '{}' is not a plain decimal number (digits, optional '-' and '.')", pl.lit(name), expr)),
+        Rule(f"{prefix}_NONFINITE", nonfinite,
              pl.format("{} '{}' is not finite", pl.lit(name), expr)),
         Rule(f"{prefix}_NONPOSITIVE", value < 0, pl.format("{} {} is negative", pl.lit(name), expr)),
         Rule(f"{prefix}_OUT_OF_RANGE", value.is_finite() & (value >= MAX_MONEY),
@@ -134,3 +137,11 @@ def currency(expr: pl.Expr) -> pl.Expr:
     """Currency code or symbol → ISO code with a known FX rate; otherwise null."""
     code = expr.str.to_lowercase().replace(CURRENCY_SYMBOLS).str.to_uppercase()
     return pl.when(code.is_in(list(known_currencies()))).then(code).otherwise(None)
+
+
+@lru_cache(maxsize=1)
+def catalog_memory_gb() -> dict[str, float]:
+    """Catalog model → marketed memory per GPU in GB, from data/reference/gpus.csv."""
+    with open(REFERENCE_DIR / "gpus.csv", newline="", encoding="utf-8") as fh:
+        return {row["model"]: float(row["memory_gb_marketed"]) for row in csv.DictReader(fh)
+                if row.get("memory_gb_marketed")}

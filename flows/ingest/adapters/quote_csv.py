@@ -3,7 +3,7 @@ import polars as pl
 
 from flows.ingest.adapters import fields as f
 from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules
-from flows.ingest.adapters.csv_text import read_csv_text
+from flows.ingest.adapters.csv_text import read_csv_rows
 
 REQUIRED = {"offer_id", "gpu_model", "gpus_per_node", "price", "price_unit", "price_scope", "billing_model"}
 OPTIONAL = {
@@ -12,6 +12,8 @@ OPTIONAL = {
     "support_per_month", "valid_from", "valid_until", "observed_at", "notes",
     # The software image the vendor declares (used by the ROCm compatibility check).
     "rocm_version", "os", "kernel", "amdgpu_driver_version",
+    # Stated memory (checked against the catalog), community/secure tier, commitment term.
+    "vram_gb", "vram_scope", "tier", "commitment_term_hours",
 }
 TIME_UNITS = {
     "second": "second", "sec": "second", "s": "second",
@@ -22,19 +24,82 @@ TIME_UNITS = {
 SCOPES = {"per_gpu": "per_gpu", "gpu": "per_gpu", "per_node": "per_node", "node": "per_node",
           "per_instance": "per_node", "instance": "per_node", "server": "per_node"}
 BILLING_MODELS = {m: m for m in ("on_demand", "spot", "monthly", "dedicated", "reserved")}
+TIERS = {"community": "community", "secure": "secure"}
 COST_LINES = ["storage_per_gb_month", "egress_per_gb", "licence_per_hour",
               "setup_fee", "support_per_month"]
+# One offer × billing option: the same hardware may be quoted per tier and per commitment term.
+OFFER_KEY = ["offer_id", "billing_model", "tier", "commitment_term_hours"]
+HOURS_PER = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1.0, "month": 730.0}
+# A price per GPU-hour outside this band (in the quote's own currency) is a unit mistake:
+# '2000' labelled per hour, or '1.79' labelled per month. No rentable GPU is priced outside it.
+PLAUSIBLE_PER_GPU_HOUR = (0.02, 200.0)
+VRAM_TOLERANCE = 0.10  # GB vs GiB and usable vs marketed memory differ by < 10%; 80 vs 192 does not
+EARLIEST_QUOTE_DATE = "2015-01-01"  # before any GPU in the catalog shipped: a 1970/1900 placeholder
 
 
-def _rules(defaults: dict) -> list[Rule]:
+def _price_per_gpu_hour() -> pl.Expr:
+    """The quote's price per GPU-hour in its own currency (for the plausibility band only)."""
+    unit_hours = f.enum_value(f.raw("price_unit"), TIME_UNITS).replace_strict(HOURS_PER, default=None,
+                                                                               return_dtype=pl.Float64)
+    per_node = f.enum_value(f.raw("price_scope"), SCOPES) == "per_node"
+    gpus = f.as_count(f.raw("gpus_per_node")).cast(pl.Float64)
+    per_gpu = f.as_float(f.raw("price")) / unit_hours
+    return pl.when(per_node).then(per_gpu / gpus).otherwise(per_gpu)
+
+
+def _stated_vram_gb_per_gpu() -> pl.Expr:
+    """Stated memory per GPU in GB: a per-node figure is divided by the GPU count."""
+    stated = f.as_float(f.raw("vram_gb"))
+    per_node = f.enum_value(f.raw("vram_scope").fill_null("per_gpu"), SCOPES) == "per_node"
+    return pl.when(per_node).then(stated / f.as_count(f.raw("gpus_per_node"))).otherwise(stated)
+
+
+def _catalog_vram_gb() -> pl.Expr:
+    """The catalog's marketed memory per GPU for the quoted model."""
+    return f.gpu_model(f.raw("gpu_model")).replace_strict(f.catalog_memory_gb(), default=None,
+                                                            return_dtype=pl.Float64)
+
+
+def _time_rules(ctx: FileContext) -> list[Rule]:
+    """Timestamps need an offset; dates are ISO; none in the future or before the catalog's era."""
+    seen = pl.lit(ctx.first_seen_at).str.to_datetime(time_zone="UTC", time_unit="us")
+    observed = f.as_utc_timestamp(f.raw("observed_at"))
+    earliest = pl.lit(EARLIEST_QUOTE_DATE).str.to_date()
+    rules = [
+        Rule("TIMESTAMP_INVALID", f.raw("observed_at").is_not_null() & observed.is_null(),
+             pl.format("observed_at '{}' is not ISO-8601 with a UTC offset (e.g. 2026-01-31T12:00:00Z)", f.raw("observed_at"))),
+        Rule("DATE_IMPLAUSIBLE", observed > seen.dt.offset_by("1d"),
+             pl.format("observed_at {} is after the file was received ({})", f.raw("observed_at"), pl.lit(ctx.first_seen_at))),
+        Rule("DATE_IMPLAUSIBLE", observed.dt.date() < earliest,
+             pl.format("observed_at {} is before {}", f.raw("observed_at"), pl.lit(EARLIEST_QUOTE_DATE))),
+    ]
+    for c in ("valid_from", "valid_until"):
+        rules += [
+            Rule("DATE_INVALID", f.raw(c).is_not_null() & f.as_date(f.raw(c)).is_null(),
+                 pl.format("{} '{}' is not a YYYY-MM-DD date", pl.lit(c), f.raw(c))),
+            Rule("DATE_IMPLAUSIBLE", f.as_date(f.raw(c)) < earliest,
+                 pl.format("{} {} is before {}", pl.lit(c), f.raw(c), pl.lit(EARLIEST_QUOTE_DATE))),
+        ]
+    rules.append(Rule("DATE_INVALID", f.as_date(f.raw("valid_until")) < f.as_date(f.raw("valid_from")),
+                      pl.format("valid_until {} is before valid_from {}", f.raw("valid_until"), f.raw("valid_from"))))
+    return rules
+
+
+def _rules(ctx: FileContext) -> list[Rule]:
+    defaults = ctx.defaults
     provider = f.with_default("provider", defaults)
     cur = f.with_default("currency", defaults)
+    band = _price_per_gpu_hour()
+    stated_vram, catalog_vram = _stated_vram_gb_per_gpu(), _catalog_vram_gb()
     rules = [
+        Rule("ROW_RAGGED", pl.col("row_shape_problem").is_not_null(), pl.col("row_shape_problem")),
+        Rule("HEADER_REPEATED", (f.raw("offer_id") == "offer_id") & (f.raw("gpu_model") == "gpu_model"),
+             pl.lit("the header line appears again inside the file")),
         f.required_rule("offer_id", f.raw("offer_id")),
         f.required_rule("provider", provider),
         *f.gpu_rules(f.raw("gpu_model")),
         Rule("GPU_COUNT_INVALID", f.as_count(f.raw("gpus_per_node")).is_null(),
-             pl.format("gpus_per_node '{}' is not a positive whole number", f.raw("gpus_per_node"))),
+             pl.format("gpus_per_node '{}' is not a positive whole number", f.raw("gpus_per_node").fill_null("(empty)"))),
         f.required_rule("price", f.raw("price")),
         *f.money_rules("price", f.raw("price"), "PRICE", allow_zero=False),
         Rule("CURRENCY_UNKNOWN", f.currency(cur).is_null(),
@@ -44,19 +109,28 @@ def _rules(defaults: dict) -> list[Rule]:
              pl.format("price_unit '{}' is not second/minute/hour/month", f.raw("price_unit"))),
         Rule("SCOPE_UNKNOWN", f.enum_value(f.raw("price_scope"), SCOPES).is_null(),
              pl.format("price_scope '{}' is not per_gpu or per_node", f.raw("price_scope").fill_null("(empty)"))),
+        Rule("UNIT_IMPLAUSIBLE", (band < PLAUSIBLE_PER_GPU_HOUR[0]) | (band > PLAUSIBLE_PER_GPU_HOUR[1]),
+             pl.format("price {} per {} ({}) is {} per GPU-hour, outside the plausible {}-{}: check price_unit and price_scope",
+                       f.raw("price"), f.raw("price_unit"), f.raw("price_scope"), band.round(4),
+                       pl.lit(PLAUSIBLE_PER_GPU_HOUR[0]), pl.lit(PLAUSIBLE_PER_GPU_HOUR[1]))),
         Rule("BILLING_MODEL_UNKNOWN", f.enum_value(f.raw("billing_model"), BILLING_MODELS).is_null(),
              pl.format("billing_model '{}' is not one of {}", f.raw("billing_model").fill_null("(empty)"),
                        pl.lit("/".join(BILLING_MODELS)))),
+        Rule("TIER_UNKNOWN", f.raw("tier").is_not_null() & f.enum_value(f.raw("tier"), TIERS).is_null(),
+             pl.format("tier '{}' is not community or secure", f.raw("tier"))),
         Rule("UNIT_UNKNOWN", f.raw("billing_granularity").is_not_null()
              & f.enum_value(f.raw("billing_granularity"), TIME_UNITS).is_null(),
              pl.format("billing_granularity '{}' is not second/minute/hour/month", f.raw("billing_granularity"))),
         *f.money_rules("min_term_hours", f.raw("min_term_hours"), "TERM", allow_zero=True),
-        Rule("TIMESTAMP_INVALID", f.raw("observed_at").is_not_null() & f.as_utc_timestamp(f.raw("observed_at")).is_null(),
-             pl.format("observed_at '{}' is not ISO-8601 with a UTC offset (e.g. 2026-01-31T12:00:00Z)", f.raw("observed_at"))),
-        *[Rule("DATE_INVALID", f.raw(c).is_not_null() & f.as_date(f.raw(c)).is_null(),
-               pl.format("{} '{}' is not a YYYY-MM-DD date", pl.lit(c), f.raw(c))) for c in ("valid_from", "valid_until")],
-        Rule("DATE_INVALID", f.as_date(f.raw("valid_until")) < f.as_date(f.raw("valid_from")),
-             pl.format("valid_until {} is before valid_from {}", f.raw("valid_until"), f.raw("valid_from"))),
+        *f.money_rules("commitment_term_hours", f.raw("commitment_term_hours"), "TERM", allow_zero=False),
+        *f.money_rules("vram_gb", f.raw("vram_gb"), "VRAM", allow_zero=False),
+        Rule("SCOPE_UNKNOWN", f.raw("vram_scope").is_not_null() & f.enum_value(f.raw("vram_scope"), SCOPES).is_null(),
+             pl.format("vram_scope '{}' is not per_gpu or per_node", f.raw("vram_scope"))),
+        Rule("VRAM_MISMATCH", ((stated_vram - catalog_vram).abs() > catalog_vram * VRAM_TOLERANCE),
+             pl.format("vram_gb {} ({}) is {} GB per GPU, but the catalog's {} has {} GB",
+                       f.raw("vram_gb"), f.raw("vram_scope").fill_null("per_gpu"), stated_vram.round(1),
+                       f.gpu_model(f.raw("gpu_model")), catalog_vram)),
+        *_time_rules(ctx),
         *f.default_conflict_rules(["provider", "currency", "region"], defaults),
     ]
     for line in COST_LINES:
@@ -66,6 +140,8 @@ def _rules(defaults: dict) -> list[Rule]:
 
 def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
     d = ctx.defaults
+    stated_vram = _stated_vram_gb_per_gpu()
+    max_age = d.get("max_quote_age_days")
     return frame.select(
         pl.lit(ctx.source_name).alias("source_name"),
         pl.lit(ctx.original_name).alias("source_file"),
@@ -91,31 +167,45 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         f.with_default("region", d).alias("region"),
         f.raw("notes").alias("notes"),
         *[f.raw(c).alias(c) for c in ("rocm_version", "os", "kernel", "amdgpu_driver_version")],
+        f.enum_value(f.raw("tier"), TIERS).alias("tier"),
+        f.as_money(f.raw("commitment_term_hours")).alias("commitment_term_hours"),
+        # Marketed GB are decimal (10^9 bytes); stored per GPU, in bytes.
+        (stated_vram * 1e9).round(0).cast(pl.Int64).alias("vram_bytes_stated"),
+        # Without a stated time the file's arrival time stands in; recorded so history can tell.
+        f.raw("observed_at").is_not_null().alias("observed_at_stated"),
+        pl.lit(max_age, pl.Int32).alias("max_quote_age_days"),
     )
 
 
 def _duplicates(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The first row of an (offer_id, billing_model) key wins; later ones are named, not dropped."""
-    key = ["offer_id", "billing_model"]
-    first = pl.col("row_number").min().over(key)
+    """The first row of an offer × billing option wins; later ones are named, not dropped."""
+    first = pl.col("row_number").min().over(OFFER_KEY)
     same = pl.struct(pl.exclude("row_number", "source_file")).hash()
     dup = frame.with_columns(
         (pl.col("row_number") != first).alias("__dup"),
-        (same == same.first().over(key, order_by="row_number")).alias("__identical"),
+        first.alias("__first"),
+        (same == same.first().over(OFFER_KEY, order_by="row_number")).alias("__identical"),
     )
     later = dup.filter("__dup")
     quarantined = later.select(
         pl.col("row_number"),
         pl.when("__identical").then(pl.lit("DUPLICATE_IN_FILE")).otherwise(pl.lit("CONFLICTING_DUPLICATE")).alias("reason_code"),
-        pl.format("offer_id '{}' billing_model '{}' already appears on an earlier row", pl.col("offer_id"), pl.col("billing_model")).alias("detail"),
-        pl.struct(pl.exclude("__dup", "__identical")).struct.json_encode().alias("raw_record"),
+        pl.format("offer_id '{}' billing_model '{}' (tier {}, commitment {} h) already appears on row {}",
+                  pl.col("offer_id"), pl.col("billing_model"), pl.col("tier").fill_null("-"),
+                  pl.col("commitment_term_hours").cast(pl.String).fill_null("-"),
+                  pl.col("__first")).alias("detail"),
+        pl.struct(pl.exclude("__dup", "__identical", "__first")).struct.json_encode().alias("raw_record"),
     )
-    return dup.filter(~pl.col("__dup")).drop("__dup", "__identical"), quarantined
+    return dup.filter(~pl.col("__dup")).drop("__dup", "__identical", "__first"), quarantined
+
+
+def parse_raw_quotes(raw: pl.DataFrame, ctx: FileContext) -> ParseResult:
+    """Rules, canonical columns and duplicate detection on raw quote cells (shared by quote-yaml)."""
+    good_raw, bad = apply_rules(raw, _rules(ctx))
+    canonical, dups = _duplicates(_canonical(good_raw, ctx))
+    return ParseResult(accepted=canonical, quarantined=pl.concat([bad, dups]), rows_in=raw.height)
 
 
 def parse(ctx: FileContext) -> ParseResult:
     """Read one quote-csv file into canonical quote observations plus quarantined rows."""
-    raw = read_csv_text(ctx, REQUIRED, OPTIONAL)
-    good_raw, bad = apply_rules(raw, _rules(ctx.defaults))
-    canonical, dups = _duplicates(_canonical(good_raw, ctx))
-    return ParseResult(accepted=canonical, quarantined=pl.concat([bad, dups]), rows_in=raw.height)
+    return parse_raw_quotes(read_csv_rows(ctx, REQUIRED, OPTIONAL), ctx)

@@ -1,0 +1,100 @@
+"""quote-yaml: one vendor quote (hardware, provider, validity) with several billing options (docs/formats/quote-yaml.md).
+
+Each billing option becomes one quote-csv row, so both formats share every rule and the contract.
+"""
+import datetime as dt
+from decimal import Decimal
+
+import polars as pl
+
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
+from flows.ingest.yaml_lines import load_yaml_with_lines
+from provider_eval.errors import ConfigError
+
+COLUMNS = REQUIRED | OPTIONAL
+# Keys that describe one way of paying; the rest describe the hardware and the quote as a whole.
+# Cost lines, validity and notes may sit at either level: an option's value wins for that option.
+OPTION_ONLY = {"billing_model", "price", "price_unit", "price_scope", "billing_granularity",
+               "min_term_hours", "commitment_term_hours", "tier"}
+SHARED = {"storage_per_gb_month", "egress_per_gb", "licence_per_hour", "setup_fee",
+          "support_per_month", "valid_from", "valid_until", "notes", "currency"}
+QUOTE_KEYS = (COLUMNS - OPTION_ONLY) | {"billing"}
+OPTION_KEYS = OPTION_ONLY | SHARED
+
+
+def _cell(value, where: str) -> str | None:
+    """A YAML scalar as the text a CSV cell would hold."""
+    if value is None:
+        return None
+    if isinstance(value, (dict, list)):
+        kind = "mapping" if isinstance(value, dict) else "list"
+        raise FileRejected("SCHEMA_DRIFT", f"{where}: expected a single value, got a {kind}")
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, float):
+        # Positional notation, as a CSV cell would hold it: 2e-05 → 0.00002 (NaN/Infinity stay named).
+        return format(Decimal(repr(value)), "f")
+    text = str(value).strip(" \t\r\n")
+    return text or None
+
+
+def _check_keys(mapping: dict, allowed: set[str], what: str) -> None:
+    line = getattr(mapping, "line", 0)
+    if not isinstance(mapping, dict):
+        raise FileRejected("SCHEMA_DRIFT", f"line {line}: each {what} must be a mapping")
+    unknown = set(mapping) - allowed
+    if unknown:
+        raise FileRejected("SCHEMA_DRIFT", f"line {line}: unknown key(s) {sorted(map(str, unknown))} in a {what}; "
+                                           f"allowed: {sorted(allowed)}")
+
+
+def _rows(doc) -> list[dict]:
+    """One flat record per billing option; `row_number` is the line where the option starts."""
+    if not isinstance(doc, dict) or set(doc) != {"quotes"} or not isinstance(doc["quotes"], list):
+        raise FileRejected("SCHEMA_DRIFT", "expected a single top-level 'quotes:' list")
+    rows = []
+    for quote in doc["quotes"]:
+        _check_keys(quote, QUOTE_KEYS | OPTION_ONLY, "quote")
+        options = quote.get("billing")
+        if options is None:
+            # A quote with no `billing:` list is itself its one billing option.
+            options = [quote]
+        elif not isinstance(options, list) or not options:
+            raise FileRejected("SCHEMA_DRIFT", f"line {quote.line}: 'billing' must be a non-empty list")
+        else:
+            stray = set(quote) & OPTION_ONLY
+            if stray:
+                raise FileRejected("SCHEMA_DRIFT", f"line {quote.line}: {sorted(stray)} belong in each "
+                                                   "'billing' option, not in the quote")
+        for option in options:
+            if option is not quote:
+                _check_keys(option, OPTION_KEYS, "billing option")
+            merged = {k: v for k, v in quote.items() if k != "billing"} | dict(option)
+            line = getattr(option, "line", 0)
+            record = {f"raw_{c}": _cell(merged.get(c), f"line {line}: {c}") for c in sorted(COLUMNS)}
+            rows.append({"row_number": line, **record})
+    return rows
+
+
+def parse(ctx: FileContext) -> ParseResult:
+    """Read one quote-yaml file into canonical quote observations plus quarantined rows."""
+    data = ctx.path.read_bytes()
+    if not data.strip():
+        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+    try:
+        doc = load_yaml_with_lines(ctx.path)
+    except ConfigError as exc:
+        # The loader names the landed path; the user knows the file by its original name.
+        raise FileRejected("YAML_MALFORMED", str(exc).replace(str(ctx.path), ctx.original_name)) from None
+    rows = _rows(doc)
+    schema = {"row_number": pl.Int64, **{f"raw_{c}": pl.String for c in sorted(COLUMNS)}}
+    raw = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    raw = raw.with_columns(pl.lit(None, pl.String).alias("row_shape_problem"))
+    return parse_raw_quotes(raw, ctx)

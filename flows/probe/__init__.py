@@ -1,0 +1,1 @@
+"""On-hardware validation: the probe that runs on the host, the SSH runner, the verdict and its evidence."""
