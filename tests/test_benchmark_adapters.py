@@ -177,7 +177,8 @@ def test_vllm_serve_unknown_gpu_is_quarantined_not_guessed(tmp_path):
     ('{"completed": 10, "completed": 11, "duration": 5.0}', "SCHEMA_DRIFT"),
     ('[{"completed": 10, "duration": 5.0}]', "SCHEMA_DRIFT"),
     ('{"elapsed_time": 1.0}', "SCHEMA_DRIFT"),
-    ('{"completed": 10} trailer', "JSON_MALFORMED"),
+    ('{"completed": 10, "duration": 5.0', "TRUNCATED"),
+    ('{"completed": 10, duration: 5.0}', "JSON_MALFORMED"),
     ("", "EMPTY"),
 ])
 def test_vllm_serve_whole_file_problems(tmp_path, text, code):
@@ -343,3 +344,21 @@ def test_mlperf_ns_latency_lines_convert_to_ms(tmp_path_factory, ns, pct):
     assert stats[f"{label}_ttft"] == pytest.approx(ns / 1e6)
     if label != "p99.9":
         assert run[f"ttft_{label}_ms"] == pytest.approx(ns / 1e6)
+
+
+def test_vllm_serve_append_result_file_holds_one_run_per_line(tmp_path):
+    lines = [json.dumps(small_vllm_result(max_concurrency=c, output_throughput=100.0 * c)) for c in (8, 16, 32)]
+    lines[1] = lines[1][:40]  # a damaged middle line
+    path = tmp_path / "appended.json"
+    path.write_text("\n".join(lines), encoding="utf-8")  # how --append-result separates results
+    result = parse("vllm-serve", path, {"gpu_model": "MI300X", "gpu_count": 8})
+    assert result.rows_in == 3 and codes(result) == ["JSON_MALFORMED"]
+    assert sorted(result.accepted["max_concurrency"].to_list()) == [8, 32]
+    assert result.accepted["run_id"].n_unique() == 2
+
+
+def test_vllm_serve_object_with_trailing_garbage_is_quarantined(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(small_vllm_result()) + "TRAILER", encoding="utf-8")
+    result = parse("vllm-serve", path, {"gpu_model": "MI300X", "gpu_count": 8})
+    assert result.rows_in == 1 and codes(result) == ["JSON_MALFORMED"]

@@ -1,11 +1,9 @@
 """sglang-serving: `python -m sglang.bench_serving --output-file` JSONL, one run appended per line."""
-import json
-
 import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
 from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult
-from flows.ingest.adapters.json_text import DuplicateKey, loads, read_text
+from flows.ingest.adapters.json_text import read_lines, read_text
 from flows.ingest.adapters.vllm_serve import latency_stats, requests_frame
 
 SERVER_INFO_KEYS = ("model_path", "tp_size", "dp_size", "pp_size", "version", "dtype", "kv_cache_dtype",
@@ -66,29 +64,11 @@ def _record(doc: dict, line: int) -> br.RunRecord:
 def parse(ctx: FileContext) -> ParseResult:
     """Each non-blank line is one run; a line that is not a JSON object is quarantined on its own."""
     text = read_text(ctx)
-    records, bad, rows_in = [], [], 0
-    lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        rows_in += 1
-        try:
-            doc = loads(line)
-        except DuplicateKey as exc:
-            bad.append(br.quarantine_line(number, "SCHEMA_DRIFT", f"line {number}: {exc}", line))
-            continue
-        except json.JSONDecodeError as exc:
-            # Only the file's last line can have been cut off by a writer that was killed.
-            cut = number == len(lines) and not text.endswith("\n")
-            bad.append(br.quarantine_line(number, "TRUNCATED" if cut else "JSON_MALFORMED",
-                                          f"line {number} column {exc.colno}: {exc.msg}", line))
-            continue
-        if not isinstance(doc, dict) or "completed" not in doc or "duration" not in doc:
-            bad.append(br.quarantine_line(number, "SCHEMA_DRIFT",
-                                          f"line {number} is not an SGLang bench_serving result object", line))
-            continue
-        records.append(_record(doc, number))
+    good, bad = read_lines(text, lambda d: isinstance(d, dict) and "completed" in d and "duration" in d,
+                           "an SGLang bench_serving result object")
+    records = [_record(doc, number) for number, doc in good]
+    rows_in = len(good) + len(bad)
     if rows_in == 0:
         raise FileRejected("EMPTY", f"{ctx.original_name} has no lines")
-    quarantined = pl.DataFrame(bad, schema=QUARANTINE_COLUMNS) if bad else None
+    quarantined = pl.DataFrame([br.quarantine_line(*b) for b in bad], schema=QUARANTINE_COLUMNS) if bad else None
     return br.build(records, ctx, "sglang-serving", rows_in=rows_in, quarantined=quarantined)

@@ -5,8 +5,8 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
-from flows.ingest.adapters.json_text import read_document
+from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.json_text import read_document, read_lines, read_text
 
 # Keys the benchmark client writes itself; any other top-level key came from --metadata KEY=VALUE.
 CLIENT_KEYS = {
@@ -162,11 +162,30 @@ def record(doc: dict, row_number: int, run_key: str | None) -> br.RunRecord:
     )
 
 
+def _is_result(doc) -> bool:
+    return isinstance(doc, dict) and "completed" in doc and "duration" in doc
+
+
 def parse(ctx: FileContext) -> ParseResult:
-    """Read one --save-result JSON file: one run (with per-request rows when it is detailed)."""
-    doc = read_document(ctx)
+    """Read one --save-result JSON file: one run (with per-request rows when it is detailed).
+
+    A file written with --append-result holds one result object per line: each is a run."""
+    try:
+        doc = read_document(ctx)
+    except FileRejected as exc:
+        if exc.reason_code != "JSON_MALFORMED" or "Extra data" not in exc.detail:
+            raise
+        return _appended(ctx)
     if not isinstance(doc, dict):
         raise FileRejected("SCHEMA_DRIFT", f"expected one JSON object, found a {type(doc).__name__}")
-    if "completed" not in doc or "duration" not in doc:
+    if not _is_result(doc):
         raise FileRejected("SCHEMA_DRIFT", "not a vllm bench serve result: 'completed' or 'duration' is missing")
     return br.build([record(doc, 1, None)], ctx, "vllm-serve")
+
+
+def _appended(ctx: FileContext) -> ParseResult:
+    """--append-result: results separated by newlines; a bad line is quarantined on its own."""
+    good, bad = read_lines(read_text(ctx), _is_result, "a vllm bench serve result object")
+    quarantined = pl.DataFrame([br.quarantine_line(*b) for b in bad], schema=QUARANTINE_COLUMNS) if bad else None
+    records = [record(doc, number, f"L{number}") for number, doc in good]
+    return br.build(records, ctx, "vllm-serve", rows_in=len(good) + len(bad), quarantined=quarantined)
