@@ -19,14 +19,18 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/provider-eval refresh
 	$(BIN)/provider-eval rank
+	$(BIN)/provider-eval report --out warehouse/report.html
 
 test: $(STAMP) test-deps
 	$(BIN)/python -m pytest
 
-# System tools the tests start for real: OpenSSH's sshd (a loopback test host) and ssh-keygen.
+# System tools the tests start for real, installed only when missing (Debian packages):
+# OpenSSH's sshd + ssh-keygen (a loopback test host) and headless Chromium (the report test).
 test-deps:
-	@test -x /usr/sbin/sshd && command -v ssh-keygen >/dev/null && command -v timeout >/dev/null || \
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client coreutils; }
+	@test -x /usr/sbin/sshd && command -v ssh-keygen >/dev/null && command -v timeout >/dev/null \
+		&& test -x /usr/bin/chromium || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			openssh-server openssh-client coreutils chromium; }
 
 # A local Prefect server + worker with the scheduled refresh deployed (docs/production.md).
 serve: $(STAMP)

@@ -15,6 +15,7 @@ from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
 from flows.load import load_reference, load_staged
 from flows.load_validations import load_validations
+from flows.quality.gate import quality_gate
 from provider_eval import sql_models, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed, SqlModelError
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
@@ -140,6 +141,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
                                         str(root / "validations"))
             if problem:
                 raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
+            quality_gate(build_path, str(root / "data_docs"))
             table_rows = publish(build_path, str(warehouse_file))
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)

@@ -223,6 +223,19 @@ def validate_host(
             err.print(f"evidence: {record['evidence_path']} (loaded into hardware_validations by the next refresh)",
                       highlight=False)
     raise typer.Exit(VERDICT_EXIT[record["verdict"]])
+@app.command()
+def report(
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="HTML file to write (default: report.html "
+                                             "beside the warehouse).")] = None,
+    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+) -> None:
+    """Write one self-contained HTML report (charts as inline SVG; works offline)."""
+    from provider_eval.report import write_report
+
+    target = out or warehouse_path.parent / "report.html"
+    with err.status("rendering the report"):
+        written = write_report(warehouse_path, target)
+    print(written)
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""The quality gate: great-expectations suites on the built marts, before publish."""

@@ -1,0 +1,141 @@
+"""Run the expectation suites on a built (unpublished) warehouse and build Data Docs beside it."""
+import datetime as dt
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefect import task
+
+from flows.quality.suites import Suite, all_suites
+from provider_eval import warehouse
+from provider_eval.errors import RefreshFailed
+
+# GX phones home and logs chattily unless told not to; the gate must print nothing on success.
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+
+DOCS_SITE = "warehouse"
+
+
+@dataclass
+class Failure:
+    """One failed expectation: which suite and table, what was expected, how many rows broke it."""
+
+    suite: str
+    table: str
+    expectation: str
+    column: str | None
+    unexpected_rows: int | None
+    rows: int | None
+    detail: str
+
+    def line(self) -> str:
+        """A readable one-line summary for the CLI."""
+        where = f"{self.table}.{self.column}" if self.column else self.table
+        counted = f"{self.unexpected_rows} of {self.rows} row(s)" if self.unexpected_rows is not None else ""
+        return f"  {self.suite}: {self.expectation} on {where} failed {counted}{self.detail}".rstrip()
+
+
+@dataclass
+class GateResult:
+    """What the gate found, and where its Data Docs are."""
+
+    success: bool
+    failures: list[Failure]
+    docs_index: Path
+
+
+def _quiet_gx() -> None:
+    for name in ("great_expectations", "great_expectations.core", "great_expectations.data_context"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _context(docs_dir: Path):
+    """An in-memory GX context whose only Data Docs site is the folder beside the warehouse."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import (
+        DataContextConfig, InMemoryStoreBackendDefaults, ProgressBarsConfig)
+
+    config = DataContextConfig(
+        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
+        progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
+        data_docs_sites={DOCS_SITE: {
+            "class_name": "SiteBuilder",
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
+        }},
+        analytics_enabled=False,
+    )
+    return gx.get_context(mode="ephemeral", project_config=config)
+
+
+def _detail(result: dict, kwargs: dict) -> str:
+    sample = result.get("partial_unexpected_list")
+    if sample:
+        return f"; e.g. {sample[:3]}"
+    if "observed_value" in result:
+        return f"; expected {kwargs.get('value', '')}, observed {result['observed_value']}"
+    return ""
+
+
+def validate(build_path: Path, docs_dir: Path, now: dt.datetime | None = None) -> GateResult:
+    """Validate every suite against frames of the built warehouse; Data Docs are written either way."""
+    import great_expectations as gx
+
+    _quiet_gx()
+    now = now or dt.datetime.now(dt.timezone.utc)
+    docs_dir.mkdir(parents=True, exist_ok=True)
+    with warehouse.connect(build_path, read_only=True) as con:
+        suites: list[Suite] = all_suites(con, now)
+        frames = {s.name: con.execute(s.frame_sql).df() for s in suites}
+    context = _context(docs_dir)
+    source = context.data_sources.add_pandas("marts")
+    definitions = []
+    for s in suites:
+        batch = source.add_dataframe_asset(s.name).add_batch_definition_whole_dataframe("whole table")
+        suite = context.suites.add(gx.ExpectationSuite(name=s.name))
+        for expectation in s.expectations:
+            suite.add_expectation(expectation)
+        definitions.append(context.validation_definitions.add(
+            gx.ValidationDefinition(name=s.name, data=batch, suite=suite)))
+    failures = []
+    for definition, s in zip(definitions, suites):
+        checkpoint = context.checkpoints.add(gx.Checkpoint(
+            name=f"gate_{s.name}", validation_definitions=[definition],
+            actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=[DOCS_SITE])],
+            result_format={"result_format": "SUMMARY"},
+        ))
+        run = checkpoint.run(batch_parameters={"dataframe": frames[s.name]})
+        for validation in run.run_results.values():
+            for r in validation.results:
+                if r.success:
+                    continue
+                kwargs = r.expectation_config.kwargs
+                failures.append(Failure(
+                    suite=s.name, table=s.table, expectation=r.expectation_config.type,
+                    column=kwargs.get("column"),
+                    unexpected_rows=r.result.get("unexpected_count"), rows=r.result.get("element_count"),
+                    detail=(f" (where {meta['where']})" if (meta := r.expectation_config.meta or {}).get("where")
+                            else "") + _detail(r.result, kwargs),
+                ))
+    return GateResult(success=not failures, failures=failures, docs_index=docs_dir / "index.html")
+
+
+@task
+def validate_marts(build_path: str, docs_dir: str) -> GateResult:
+    """Validate the built warehouse's marts and write Data Docs (a failed expectation is a result)."""
+    return validate(Path(build_path), Path(docs_dir))
+
+
+def quality_gate(build_path: str, docs_dir: str) -> str:
+    """The refresh's gate: raise (so nothing is published) when any expectation fails."""
+    # Raised here in the flow, not inside the task, so a failed gate reads as one message rather
+    # than a task traceback in Prefect's log.
+    result = validate_marts(build_path, docs_dir)
+    if not result.success:
+        raise RefreshFailed(
+            "quality gate failed; the previous warehouse stays published:\n"
+            + "\n".join(f.line() for f in result.failures)
+            + f"\n  Data Docs: {result.docs_index}"
+        )
+    return str(result.docs_index)

@@ -1,0 +1,117 @@
+"""The expectation suites of the quality gate: one per mart, each with the query that frames it."""
+import datetime as dt
+from dataclasses import dataclass
+
+import duckdb
+import great_expectations.expectations as gxe
+
+# The largest finite double: "between 0 and this" rejects negatives, NaN and ±Inf in one expectation.
+FINITE_MAX = 1.7976931348623157e308
+
+# Each canonical (staged) table and the public mart that holds its accepted rows one-for-one.
+ACCEPTED_ROWS_MART = {"quote_observations": "offer_history", "benchmark_runs": "benchmark_runs"}
+
+
+@dataclass
+class Suite:
+    """A named suite over one frame: the SQL that selects the frame and the expectations on it."""
+
+    name: str
+    table: str
+    frame_sql: str
+    expectations: list
+
+
+def _positive_finite(column: str) -> gxe.Expectation:
+    return gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0, max_value=FINITE_MAX, strict_min=True)
+
+
+def rankings_suite() -> Suite:
+    """Every ranked row has a finite positive cost and hours, and benchmark evidence behind it."""
+    costs = ["cost_per_unit_usd", "total_cost_usd", "hours_billed"]
+    return Suite(
+        name="rankings", table="rankings",
+        # Decimals become doubles so pandas can compare them; evidence ids become a count.
+        frame_sql="""
+            select workload_id, rank, offer_id, provider, billing_model,
+                   cost_per_unit_usd::double as cost_per_unit_usd, total_cost_usd::double as total_cost_usd,
+                   hours_billed::double as hours_billed,
+                   coalesce(len(list_filter(benchmark_run_ids, lambda x: coalesce(x, '') != '')), 0) as evidence_run_ids
+            from rankings""",
+        expectations=[
+            *[gxe.ExpectColumnValuesToNotBeNull(column=c) for c in costs],
+            *[_positive_finite(c) for c in costs],
+            gxe.ExpectColumnValuesToBeBetween(column="evidence_run_ids", min_value=1),
+            gxe.ExpectCompoundColumnsToBeUnique(column_list=["workload_id", "rank"]),
+        ],
+    )
+
+
+def _band_expectations(bands: list[tuple[str, float, float]]) -> list[gxe.Expectation]:
+    """One price band per GPU model; the '*' band covers every model without its own."""
+    named = [b[0] for b in bands if b[0] != "*"]
+    out = []
+    for gpu_model, low, high in bands:
+        condition = f"gpu_model not in {named!r}" if gpu_model == "*" else f"gpu_model == {gpu_model!r}"
+        out.append(gxe.ExpectColumnValuesToBeBetween(
+            column="usd_per_gpu_hour", min_value=low, max_value=high,
+            row_condition=condition, condition_parser="pandas",
+            meta={"where": condition, "price_band": gpu_model, "source": "data/reference/price_bands.csv"},
+        ))
+    return out
+
+
+def offers_suite(bands: list[tuple[str, float, float]], now: dt.datetime) -> Suite:
+    """Current offers: a price within the GPU model's plausible band, observed no later than now."""
+    return Suite(
+        name="offers", table="offers",
+        frame_sql="""
+            select offer_id, provider, gpu_model, billing_model, source_name,
+                   usd_per_gpu_hour::double as usd_per_gpu_hour, observed_at
+            from offers""",
+        expectations=[
+            gxe.ExpectColumnValuesToNotBeNull(column="gpu_model"),
+            gxe.ExpectColumnValuesToNotBeNull(column="observed_at"),
+            gxe.ExpectColumnValuesToBeBetween(column="observed_at", max_value=now),
+            *_band_expectations(bands),
+        ],
+    )
+
+
+def offer_history_suite(now: dt.datetime) -> Suite:
+    """Every observation ever seen: none from the future."""
+    return Suite(
+        name="offer_history", table="offer_history",
+        frame_sql="select offer_id, provider, gpu_model, observed_at, source_name from offer_history",
+        expectations=[gxe.ExpectColumnValuesToBeBetween(column="observed_at", max_value=now)],
+    )
+
+
+def row_count_suites(con: duckdb.DuckDBPyConnection) -> list[Suite]:
+    """Each mart fed by input files holds exactly the rows the manifest says were accepted."""
+    expected = dict(con.execute(
+        'select "table", sum(rows_accepted)::bigint from raw_ingest_manifest where status = \'loaded\' group by all'
+    ).fetchall())
+    quarantined = con.execute(
+        "select coalesce(sum(rows_quarantined), 0)::bigint from raw_ingest_manifest where status = 'loaded'"
+    ).fetchone()[0]
+    suites = [
+        Suite(name=f"{mart}_row_count", table=mart, frame_sql=f'select 1 as row from "{mart}"',
+              expectations=[gxe.ExpectTableRowCountToEqual(
+                  value=int(expected.get(canonical, 0)),
+                  meta={"why": f"rows accepted from {canonical} files in ingest_manifest (rows in minus quarantined)"})])
+        for canonical, mart in ACCEPTED_ROWS_MART.items()
+    ]
+    suites.append(Suite(
+        name="quarantine_row_count", table="quarantine", frame_sql="select 1 as row from quarantine",
+        expectations=[gxe.ExpectTableRowCountToEqual(
+            value=int(quarantined), meta={"why": "rows quarantined according to ingest_manifest"})]))
+    return suites
+
+
+def all_suites(con: duckdb.DuckDBPyConnection, now: dt.datetime) -> list[Suite]:
+    """The gate's suites for the warehouse behind this connection."""
+    bands = con.execute(
+        "select gpu_model, min_usd_per_gpu_hour::double, max_usd_per_gpu_hour::double from ref_price_bands"
+    ).fetchall()
+    return [rankings_suite(), offers_suite(bands, now), offer_history_suite(now), *row_count_suites(con)]

@@ -1,0 +1,252 @@
+"""The self-contained HTML report: what the published warehouse says, as charts and tables."""
+import datetime as dt
+import html
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from provider_eval import charts, warehouse
+
+# A short configuration label; the offer id is added only where the short one would be ambiguous.
+CONFIG_LABEL = """gpu_count || '× ' || gpu_model || ' · ' || provider || ' · ' || billing_model
+    || case when count(*) over (partition by workload_id, provider, gpu_model, gpu_count, billing_model) > 1
+            then ' · ' || offer_id else '' end"""
+
+WORKLOADS_SQL = """
+    select workload_id, any_value(unit) as unit,
+           count(*) filter (where status = 'ranked') as ranked,
+           count(*) filter (where status = 'excluded') as excluded
+    from workload_costs group by all order by workload_id"""
+
+RANKED_SQL = f"""
+    select rank, {CONFIG_LABEL} as configuration, offer_id, cost_per_unit_usd::double as cost_per_unit_usd,
+           total_cost_usd::double as total_cost_usd, hours_billed::double as hours_billed
+    from rankings where workload_id = $1 order by rank"""
+
+EXCLUDED_SQL = """
+    select provider, offer_id, gpu_model, gpu_count, billing_model,
+           array_to_string(exclusion_reasons, ', ') as reasons
+    from workload_costs where workload_id = $1 and status = 'excluded'
+    order by reasons, provider, offer_id, billing_model"""
+
+# Per ranked configuration: median request latency of its evidence runs where benchmark_requests has
+# any, else the hours the workload takes; then which points no other point beats on both axes.
+COST_VS_TIME_SQL = f"""
+    with ranked as (
+        select * from rankings where workload_id = $1
+    ),
+
+    evidence as (
+        select r.workload_id, r.offer_id, r.provider, r.billing_model, unnest(r.benchmark_run_ids) as run_id
+        from ranked as r
+    ),
+
+    latency as (
+        select e.workload_id, e.offer_id, e.provider, e.billing_model, median(q.latency_ms) as p50_latency_ms
+        from evidence as e join benchmark_requests as q on q.run_id = e.run_id
+        where q.latency_ms is not null
+        group by all
+    ),
+
+    points as (
+        select {CONFIG_LABEL} as configuration, r.offer_id, r.cost_per_unit_usd::double as cost_per_unit_usd,
+               l.p50_latency_ms, r.hours_needed::double as hours_needed
+        from ranked as r left join latency as l using (workload_id, offer_id, provider, billing_model)
+    ),
+
+    chosen as (
+        select *,
+               case when count(p50_latency_ms) over () > 0 then p50_latency_ms else hours_needed end as x_value,
+               count(p50_latency_ms) over () > 0 as is_latency
+        from points
+    ),
+
+    plotted as (
+        select * from chosen where x_value is not null
+    ),
+
+    final as (
+        select p.*,
+               case when exists (
+                   select 1 from plotted as o
+                   where o.x_value <= p.x_value and o.cost_per_unit_usd <= p.cost_per_unit_usd
+                     and (o.x_value < p.x_value or o.cost_per_unit_usd < p.cost_per_unit_usd)
+               ) then 'dominated' else 'on the Pareto front' end as front
+        from plotted as p
+    )
+
+    select * from final order by x_value, cost_per_unit_usd"""
+
+MEMORY_FIT_SQL = """
+    select workload_id, gpu_model, bool_or(fits) as fits, min(min_gpus) as min_gpus
+    from memory_fit group by all order by all"""
+
+PRICE_HISTORY_SQL = """
+    select gpu_model, provider || ' · ' || offer_id || ' · ' || billing_model as series,
+           observed_at, usd_per_gpu_hour::double as usd_per_gpu_hour
+    from offer_history where usd_per_gpu_hour is not null order by gpu_model, series, observed_at"""
+
+VALIDATIONS_SQL = """
+    select host, offer_id, verdict, reasons, validated_at
+    from hardware_validations
+    qualify row_number() over (partition by host, offer_id order by validated_at desc) = 1
+    order by validated_at desc"""
+
+FRESHNESS_SQL = """
+    select source_name, count(*) as offers, count(*) filter (where is_stale) as stale_offers,
+           min(observed_at) as oldest_observed_at, max(observed_at) as newest_observed_at
+    from offers group by all order by source_name"""
+
+MANIFEST_SQL = """
+    select source_name, status, count(*) as files, sum(rows_in) as rows_in,
+           sum(rows_accepted) as rows_accepted, sum(rows_quarantined) as rows_quarantined,
+           max(first_seen_at) as last_file_seen_at
+    from ingest_manifest group by all order by all"""
+
+REJECTED_SQL = """
+    select source_name, original_path, reason from ingest_manifest where status = 'rejected' order by all"""
+
+QUARANTINE_SQL = """
+    select reason_code, source_name, count(*) as rows from quarantine group by all order by rows desc, reason_code, source_name"""
+
+CSS = """
+body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{border-bottom:2px solid #2f6f9f;padding-bottom:.2rem;margin-top:2.2rem}
+h3{margin-top:1.6rem}.meta,.note{color:#555}.empty{background:#f4f4f4;border-left:4px solid #999;padding:.6rem 1rem}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.88rem}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}
+th{background:#eef3f7}td.num{text-align:right;font-variant-numeric:tabular-nums}figure{margin:.6rem 0}
+nav a{margin-right:1rem}
+"""
+
+
+def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> pd.DataFrame:
+    return con.execute(sql, params or []).df()
+
+
+def _cell(value) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NaT:
+        return "<td></td>"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        # List columns (e.g. reasons) arrive as arrays; show them as one readable cell.
+        return f"<td>{html.escape('; '.join(str(v) for v in list(value)))}</td>"
+    if isinstance(value, (pd.Timestamp, dt.datetime)):
+        return f"<td>{html.escape(value.strftime('%Y-%m-%d %H:%M UTC'))}</td>"
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        text = f"{value:,.4f}".rstrip("0").rstrip(".") if isinstance(value, (float, Decimal)) else f"{value:,}"
+        return f'<td class="num">{text}</td>'
+    return f"<td>{html.escape(str(value))}</td>"
+
+
+def _table(frame: pd.DataFrame, empty: str) -> str:
+    if frame.empty:
+        return f'<p class="empty">{html.escape(empty)}</p>'
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
+    rows = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>"
+                   for row in frame.astype(object).itertuples(index=False))
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f'<figure class="chart">{svg}<figcaption class="note">{html.escape(caption)}</figcaption></figure>'
+
+
+def _workload_section(con: duckdb.DuckDBPyConnection, workload_id: str, unit: str) -> str:
+    wid = html.escape(workload_id)
+    parts = [f'<h3 id="w-{wid}">{wid}</h3>']
+    ranked = _frame(con, RANKED_SQL, [workload_id])
+    if ranked.empty:
+        parts.append('<p class="empty">No configuration can be ranked for this workload yet (see the exclusions).</p>')
+    else:
+        parts.append(_figure(charts.to_svg(charts.cost_bars(ranked, unit)),
+                             f"Cost per completed {unit}, rank 1 (cheapest) on top."))
+        points = _frame(con, COST_VS_TIME_SQL, [workload_id])
+        if points.empty:
+            parts.append('<p class="empty">No latency or duration data for the ranked configurations yet.</p>')
+        else:
+            is_latency = bool(points["is_latency"].iloc[0])
+            x_title = "median request latency (ms)" if is_latency else f"hours to complete the workload"
+            if not is_latency:
+                parts.append('<p class="note">No per-request latency data yet (benchmark_requests has none for '
+                             'these runs): time is the hours each configuration needs for the whole workload.</p>')
+            parts.append(_figure(charts.to_svg(charts.cost_vs_time(points, unit, x_title)),
+                                 "Cost against time; the dashed line joins the Pareto front "
+                                 "(no other configuration is both cheaper and faster)."))
+    excluded = _frame(con, EXCLUDED_SQL, [workload_id])
+    parts.append(f"<h4>Excluded configurations ({len(excluded)})</h4>")
+    parts.append(_table(excluded, "None: every configuration was ranked."))
+    return "\n".join(parts)
+
+
+def _memory_fit_section(con: duckdb.DuckDBPyConnection) -> str:
+    fit = _frame(con, MEMORY_FIT_SQL)
+    if fit.empty:
+        return '<p class="empty">No data yet: the memory_fit mart is empty.</p>'
+    fit["verdict"] = [
+        "does not fit" if not f else ("fits on 1 GPU" if (m == 1) else "fits on several GPUs")
+        for f, m in zip(fit["fits"], fit["min_gpus"])]
+    fit["label"] = ["—" if pd.isna(m) else f"min {int(m)} GPU" for m in fit["min_gpus"]]
+    return _figure(charts.to_svg(charts.memory_fit_heatmap(fit)),
+                   "Does the workload fit in GPU memory, and on how few GPUs (from memory_fit).")
+
+
+def _price_history_section(con: duckdb.DuckDBPyConnection) -> str:
+    history = _frame(con, PRICE_HISTORY_SQL)
+    if history.empty:
+        return '<p class="empty">No data yet: offer_history has no priced observations.</p>'
+    parts = []
+    for gpu_model, frame in history.groupby("gpu_model", sort=True):
+        parts.append(f"<h3>{html.escape(str(gpu_model))}</h3>")
+        parts.append(_figure(charts.to_svg(charts.price_history(frame, str(gpu_model))),
+                             f"{len(frame)} observation(s) of {frame['series'].nunique()} offer(s)."))
+    return "\n".join(parts)
+
+
+def render(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> str:
+    """The whole report as one HTML document: inline CSS and SVG, no script, nothing fetched."""
+    workloads = _frame(con, WORKLOADS_SQL)
+    refreshed = con.execute("select max(first_seen_at) from ingest_manifest").fetchone()[0]
+    generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    nav = "".join(f'<a href="#w-{html.escape(w)}">{html.escape(w)}</a>' for w in workloads["workload_id"])
+    sections = [_workload_section(con, w, u) for w, u in zip(workloads["workload_id"], workloads["unit"])]
+    body = f"""
+<h1>provider-eval report</h1>
+<p class="meta">Warehouse {html.escape(str(warehouse_path))} · report generated {generated}
+ · newest input file seen {html.escape(refreshed.strftime('%Y-%m-%d %H:%M UTC') if refreshed else 'never')}</p>
+<nav>{nav}<a href="#memory-fit">memory fit</a><a href="#prices">price history</a>
+<a href="#validations">hardware validations</a><a href="#freshness">data freshness</a></nav>
+<h2 id="costs">Cost per completed unit, per workload</h2>
+{_table(workloads, "No workloads in the warehouse.")}
+{''.join(sections)}
+<h2 id="memory-fit">Memory fit (GPU model × workload)</h2>
+{_memory_fit_section(con)}
+<h2 id="prices">Price history per GPU model</h2>
+{_price_history_section(con)}
+<h2 id="validations">Latest hardware validations</h2>
+{_table(_frame(con, VALIDATIONS_SQL), "No data yet: no host has been validated (hardware_validations is empty).")}
+<h2 id="freshness">Data freshness and quarantine</h2>
+<h3>Current offers by source</h3>
+{_table(_frame(con, FRESHNESS_SQL), "No offers.")}
+<h3>Input files</h3>
+{_table(_frame(con, MANIFEST_SQL), "No input files.")}
+<h3>Rejected files</h3>
+{_table(_frame(con, REJECTED_SQL), "None.")}
+<h3>Quarantined rows by reason</h3>
+{_table(_frame(con, QUARANTINE_SQL), "None: every input row was accepted.")}
+"""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>provider-eval report</title><style>{CSS}</style></head><body>{body}</body></html>\n")
+
+
+def write_report(warehouse_path: Path, out: Path) -> Path:
+    """Render the published warehouse's report to one HTML file."""
+    with warehouse.connect_published(warehouse_path) as con:
+        page = render(con, warehouse_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(out)
+    return out

@@ -1,0 +1,142 @@
+"""The great-expectations gate: passes on the bundled data, blocks a broken mart before publish."""
+import datetime as dt
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from flows.quality.gate import validate
+from provider_eval.paths import SQL_DIR
+from tests.conftest import query, run_refresh
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cli_refresh(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """`provider-eval refresh` of the bundled data, run as a user would (the gate runs inside)."""
+    warehouse = tmp_path_factory.mktemp("gate") / "provider_eval.duckdb"
+    done = subprocess.run([sys.executable, "-m", "provider_eval", "refresh", "--warehouse", str(warehouse)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    return warehouse, done
+
+
+@pytest.fixture(scope="module")
+def published(cli_refresh) -> Path:
+    """A warehouse refreshed from the bundled data (the gate ran and passed)."""
+    return cli_refresh[0]
+
+
+def test_successful_refresh_prints_no_noise(cli_refresh):
+    _, done = cli_refresh
+    output = done.stdout + done.stderr
+    for noise in ("Traceback", "ERROR", "error:", "Exception", "Calculating Metrics", "great_expectations"):
+        assert noise not in output, output
+    assert "published" in done.stderr
+
+
+def _broken_sql(tmp_path: Path) -> Path:
+    """A copy of sql/ whose rankings mart reports a negative cost, with the SQL cost check removed
+    so that only the great-expectations gate stands between it and publication."""
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, sql_dir)
+    (sql_dir / "checks" / "assert_ranked_costs_finite_positive.sql").unlink()
+    rankings = sql_dir / "marts" / "rankings.sql"
+    text = rankings.read_text()
+    assert "cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed," in text
+    rankings.write_text(text.replace(
+        "cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,",
+        "-cost_per_unit_usd as cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,"))
+    return sql_dir
+
+
+def test_gate_passes_on_bundled_data_and_builds_data_docs(published):
+    docs = published.parent / "data_docs"
+    assert (docs / "index.html").is_file()
+    suites = {p.name for p in (docs / "validations").iterdir()}
+    assert {"rankings", "offers", "offer_history", "offer_history_row_count", "benchmark_runs_row_count",
+            "quarantine_row_count"} <= suites
+    assert query(published, "select count(*) from rankings")[0][0] > 0
+
+
+def test_gate_blocks_a_broken_mart_and_keeps_the_old_warehouse(published, tmp_path):
+    before = _digest(published)
+    state = run_refresh(published, sql_dir=_broken_sql(tmp_path))
+    assert state.is_failed()
+    message = state.message
+    assert "quality gate failed" in message
+    assert "rankings: expect_column_values_to_be_between on rankings.cost_per_unit_usd failed" in message
+    n_ranked = query(published, "select count(*) from rankings")[0][0]
+    assert f"{n_ranked} of {n_ranked} row(s)" in message
+    assert "Data Docs:" in message
+    # Nothing was published: same bytes, still positive costs.
+    assert _digest(published) == before
+    assert query(published, "select min(cost_per_unit_usd) from rankings")[0][0] > 0
+    # The Data Docs show the failed run.
+    pages = list((published.parent / "data_docs" / "validations" / "rankings").rglob("*.html"))
+    assert any("cost_per_unit_usd" in p.read_text() and "Failed" in p.read_text() for p in pages)
+
+
+def _tampered_copy(published: Path, tmp_path: Path, sql: str) -> Path:
+    copy = tmp_path / "build.duckdb"
+    shutil.copy(published, copy)
+    with duckdb.connect(str(copy)) as con:
+        con.execute(sql)
+    return copy
+
+
+def _failures(build: Path, tmp_path: Path) -> list:
+    result = validate(build, tmp_path / "docs")
+    assert (tmp_path / "docs" / "index.html").is_file()
+    return result.failures
+
+
+def test_price_outside_the_gpu_models_band_fails(published, tmp_path):
+    # A per-node price of an 8-GPU MI300X node read as a per-GPU price: 15.92 $/GPU-h.
+    build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = 15.92 "
+                           "where offer_id = 'hotaisle-mi300x-1'")
+    failures = _failures(build, tmp_path)
+    assert [(f.table, f.column, f.unexpected_rows) for f in failures] == [("offers", "usd_per_gpu_hour", 1)]
+    assert "gpu_model == 'MI300X'" in failures[0].line()
+
+
+def test_model_without_its_own_band_uses_the_fallback(published, tmp_path):
+    build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = 40 "
+                           "where gpu_model = 'MI350X'")
+    failures = _failures(build, tmp_path)
+    assert [(f.column, f.unexpected_rows) for f in failures] == [("usd_per_gpu_hour", 1)]
+    assert "gpu_model not in" in failures[0].line()
+
+
+def test_quote_from_the_future_fails(published, tmp_path):
+    future = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=2)).isoformat()
+    build = _tampered_copy(published, tmp_path, f"update offer_history set observed_at = '{future}' "
+                           "where offer_id = 'hotaisle-mi300x-1'")
+    failures = _failures(build, tmp_path)
+    assert [(f.table, f.column, f.unexpected_rows) for f in failures] == [("offer_history", "observed_at", 1)]
+
+
+def test_lost_rows_fail_the_row_count(published, tmp_path):
+    build = _tampered_copy(published, tmp_path, "delete from offer_history where offer_id = 'hotaisle-mi300x-1'")
+    failures = _failures(build, tmp_path)
+    assert [(f.suite, f.expectation) for f in failures] == [("offer_history_row_count",
+                                                             "expect_table_row_count_to_equal")]
+    assert "expected 12, observed 11" in failures[0].line()
+
+
+def test_ranked_row_without_evidence_fails(published, tmp_path):
+    build = _tampered_copy(published, tmp_path, "update rankings set benchmark_run_ids = [] where rank = 1")
+    failures = _failures(build, tmp_path)
+    assert [(f.column, f.unexpected_rows) for f in failures] == [("evidence_run_ids", 1)]
