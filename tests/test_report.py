@@ -103,6 +103,7 @@ def filled_warehouse(sample_warehouse, tmp_path) -> Path:
             ('v2', 'host-a', 'hotaisle-mi300x-1', 'pass', ['DRIVER_NOTE', 'KERNEL_NOTE'], '2026-02-01T00:00:00Z')""")
         # Median latencies: MI350X 500 ms, MI325X 600 ms (dearer and slower: dominated), MI300X 300 ms.
         con.execute("""insert into benchmark_requests
+                (run_id, request_index, input_tokens, output_tokens, ttft_ms, latency_ms, error, source_name)
             select run_id, i, 10, 10, 1.0, latency_ms, null, 'test'
             from (values ('seed-000-mi350x', 500.0), ('seed-000-mi325x', 600.0), ('seed-000-mi300x', 300.0))
                  as t(run_id, latency_ms), range(3) as r(i)""")

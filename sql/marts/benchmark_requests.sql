@@ -7,9 +7,9 @@ with requests as (
 
 final as (
     select
-        run_id, request_index, succeeded, input_tokens, output_tokens,
-        ttft_ms, latency_ms, tpot_ms, itl_count, itl_mean_ms, itl_max_ms, error,
-        source_name, source_file, file_sha256, row_number as run_row_number
+        run_id, request_index, input_tokens, output_tokens, ttft_ms, latency_ms, error, source_name,
+        succeeded, tpot_ms, itl_count, itl_mean_ms, itl_max_ms,
+        source_file, file_sha256, row_number as run_row_number
     from requests
 )
 
