@@ -1,4 +1,5 @@
 """Load reference data, staged Parquet and the manifest into a new (unpublished) warehouse file."""
+import csv
 from dataclasses import asdict
 from pathlib import Path
 
@@ -39,9 +40,20 @@ def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path) -> list[
     names = []
     for path in sorted(reference_dir.glob("*.csv")):
         name = f"ref_{path.stem}"
-        con.execute(f'create table "{name}" as select * from read_csv(?, header = true, sample_size = -1)', [str(path)])
+        options = f"header = true, sample_size = -1{_text_types(path)}"
+        con.execute(f'create table "{name}" as select * from read_csv(?, {options})', [str(path)])
         names.append(name)
     return names
+
+
+def _text_types(path: Path) -> str:
+    """Columns named *version* stay text: type sniffing would read '2.10' as 2.1 and '6.0' as 6."""
+    with path.open(newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f), [])
+    text = [c for c in header if "version" in c]
+    if not text:
+        return ""
+    return ", types = {" + ", ".join("'" + c.replace("'", "''") + "': 'VARCHAR'" for c in text) + "}"
 
 
 def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], workloads_parquet: Path,

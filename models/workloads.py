@@ -6,6 +6,7 @@ import polars as pl
 
 UNITS = ["requests", "output_tokens", "total_tokens", "samples", "training_runs", "jobs"]
 QUANTITY = pl.Decimal(38, 6)
+MODES = ["inference", "training", "lora", "qlora"]
 
 
 class Workload(pa.DataFrameModel):
@@ -22,6 +23,15 @@ class Workload(pa.DataFrameModel):
     egress_gb: QUANTITY = pa.Field(ge=Decimal(0))
     setup_hours: QUANTITY = pa.Field(ge=Decimal(0))
     match_workload_id: str = pa.Field(nullable=True)
+    # Memory-fit fields (docs/workloads.md); a workload without model_id is not memory-checked.
+    kv_precision: str = pa.Field(nullable=True)
+    context_tokens: int = pa.Field(nullable=True, gt=0)
+    concurrency: int = pa.Field(nullable=True, gt=0)
+    engine: str = pa.Field(nullable=True, str_matches=r"^[a-z0-9][a-z0-9._-]*$")
+    mode: str = pa.Field(nullable=True, isin=MODES)
+    gpu_memory_utilization: float = pa.Field(nullable=True, gt=0, le=1)
+    activation_checkpointing: bool = pa.Field(nullable=True)
+    lora_rank: int = pa.Field(nullable=True, gt=0)
     line: int = pa.Field(ge=1)
 
     class Config:

@@ -181,6 +181,106 @@ def sql(
     output.render(cols, rows, fmt.value)
 
 
+class Mode(str, Enum):
+    inference = "inference"
+    training = "training"
+    lora = "lora"
+    qlora = "qlora"
+
+
+FIT_BREAKDOWN = ["weights_bytes_per_gpu", "kv_cache_bytes_per_gpu", "activation_bytes_per_gpu",
+                 "optimizer_bytes_per_gpu", "reserve_bytes_per_gpu", "required_bytes_per_gpu",
+                 "available_bytes_per_gpu", "headroom_bytes_per_gpu"]
+
+
+@app.command("check-fit")
+def check_fit(
+    model: Annotated[str, typer.Option(help="Model id from data/reference/llm_models.csv, e.g. llama-3.1-70b.")],
+    gpu: Annotated[str, typer.Option(help="GPU model (catalog name or alias), e.g. MI300X.")],
+    precision: Annotated[str, typer.Option(
+        help="Weight precision: bf16, fp16, fp8, int8, int4, nf4, fp6, fp4.")] = "bf16",
+    gpus: Annotated[int, typer.Option(
+        min=1, max=64, help="GPU count (tensor parallel or sharded training).")] = 1,
+    context: Annotated[int | None, typer.Option(
+        min=1, help="Tokens per sequence (default: the model's maximum).")] = None,
+    concurrency: Annotated[int, typer.Option(
+        min=1, help="Sequences at once (inference) or micro-batch per GPU (training).")] = 1,
+    mode: Annotated[Mode, typer.Option(help="inference, or training (full fine-tune), lora, qlora.")] = Mode.inference,
+    kv_precision: Annotated[str | None, typer.Option(help="KV cache precision (default: 16-bit).")] = None,
+    engine: Annotated[str | None, typer.Option(help="Inference engine: vllm, sglang (memory fraction).")] = None,
+    gpu_memory_utilization: Annotated[float | None, typer.Option(
+        min=0.01, max=1.0, help="Override the engine's memory fraction.")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Does a model fit in GPU memory? Exit 0 fits, 1 does not fit, 2 usage error."""
+    from provider_eval import feasibility
+
+    known = feasibility.load_catalog()
+    if model.lower() not in known.model_ids:
+        _fail(f"unknown model {model!r}; known: {', '.join(known.model_ids)}", 2)
+    for name, value in (("precision", precision), ("kv-precision", kv_precision)):
+        if value is not None and value.lower() not in known.precisions:
+            _fail(f"unknown {name} {value!r}; known: {', '.join(known.precisions)}", 2)
+    gpu_model = known.resolve_gpu(gpu)
+    if gpu_model is None:
+        _fail(f"unknown GPU {gpu!r}; known: {', '.join(known.gpu_models)}", 2)
+    result = feasibility.check_fit({
+        "model_id": model.lower(), "precision": precision.lower(),
+        "kv_precision": kv_precision.lower() if kv_precision else None,
+        "context_tokens": context, "concurrency": concurrency, "mode": mode.value,
+        "engine": engine.lower() if engine else None, "gpu_memory_utilization": gpu_memory_utilization,
+        "gpu_model": gpu_model, "gpu_count": gpus,
+    })
+    result.pop("workload_id", None)
+    if fmt != Format.table:
+        output.render(list(result), [tuple(result.values())], fmt.value)
+    else:
+        rows = [(c.removesuffix("_bytes_per_gpu").replace("_", " "), result[c],
+                 f"{result[c] / 1e9:,.1f} GB" if result[c] is not None else "") for c in FIT_BREAKDOWN]
+        output.render(["per GPU", "bytes", "GB"], rows, "table",
+                      title=f"{result['model_id']} {result['precision']} ({result['mode']}, "
+                            f"{result['context_tokens']} tokens x {result['concurrency']}) on "
+                            f"{result['gpu_count']} x {result['gpu_model']}")
+        print(f"{result['verdict']}; fewest {result['gpu_model']} GPUs that fit: "
+              f"{result['min_gpus'] if result['min_gpus'] is not None else 'none up to 64'}")
+        for reason in result["reasons"]:
+            print(f"  - {reason}")
+    if result["verdict"] == "unknown":
+        raise typer.Exit(2)
+    raise typer.Exit(0 if result["verdict"] == "fits" else 1)
+
+
+@app.command("check-compat")
+def check_compat(
+    gpu: Annotated[str, typer.Option(help="GPU model (catalog name or alias), e.g. MI350X.")],
+    rocm: Annotated[str | None, typer.Option(help="ROCm version, e.g. 6.4.1 (6.4 means every 6.4.x).")] = None,
+    os_name: Annotated[str | None, typer.Option("--os", help="OS release, e.g. 'Ubuntu 22.04.5'.")] = None,
+    kernel: Annotated[str | None, typer.Option(help="Kernel release (uname -r), e.g. 5.15.0-122-generic.")] = None,
+    torch: Annotated[str | None, typer.Option(help="PyTorch version, e.g. 2.6.")] = None,
+    engine: Annotated[str | None, typer.Option(help="Inference engine, e.g. vllm.")] = None,
+    driver: Annotated[str | None, typer.Option(help="amdgpu driver version, e.g. 6.4.x or 30.10.1.")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Is a GPU + ROCm + OS + kernel + PyTorch + engine stack supported? Exit 0 supported, 1 unsupported, 3 unknown."""
+    from provider_eval import feasibility
+
+    # An unknown GPU is not a usage error: the check answers "unknown" with the reason.
+    gpu_model = feasibility.load_catalog().resolve_gpu(gpu) or gpu
+    result = feasibility.check_compat({
+        "gpu_model": gpu_model, "rocm_version": rocm, "os": os_name, "kernel": kernel, "torch_version": torch,
+        "engine": engine.lower() if engine else None, "amdgpu_driver_version": driver,
+    })
+    if fmt != Format.table:
+        output.render(list(result), [tuple(result.values())], fmt.value)
+    else:
+        stack = ", ".join(f"{k}{v}" for k, v in (("ROCm ", rocm), ("", os_name), ("kernel ", kernel),
+                                                 ("PyTorch ", torch), ("", engine), ("amdgpu ", driver)) if v)
+        target = result["llvm_target"] or "gfx target unknown"
+        print(f"{result['verdict']}: {result['gpu_model']} ({target}) with {stack or 'nothing declared'}")
+        for reason in result["reasons"]:
+            print(f"  - {reason}")
+    raise typer.Exit({"supported": 0, "unsupported": 1}.get(result["verdict"], 3))
+
 
 VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 3}
 

@@ -66,7 +66,7 @@ def test_gate_passes_on_bundled_data_and_builds_data_docs(published):
     docs = published.parent / "data_docs"
     assert (docs / "index.html").is_file()
     suites = {p.name for p in (docs / "validations").iterdir()}
-    assert {"rankings", "offers", "offer_history", "offer_history_row_count", "benchmark_runs_row_count",
+    assert {"rankings", "offers", "offer_history", "stg_quote_observations_row_count", "benchmark_runs_row_count",
             "quarantine_row_count"} <= suites
     assert query(published, "select count(*) from rankings")[0][0] > 0
 
@@ -129,11 +129,14 @@ def test_quote_from_the_future_fails(published, tmp_path):
 
 
 def test_lost_rows_fail_the_row_count(published, tmp_path):
-    build = _tampered_copy(published, tmp_path, "delete from offer_history where offer_id = 'hotaisle-mi300x-1'")
+    with duckdb.connect(str(published), read_only=True) as con:
+        accepted = con.execute("select count(*) from stg_quote_observations").fetchone()[0]
+    build = _tampered_copy(published, tmp_path,
+                           "delete from stg_quote_observations where offer_id = 'hotaisle-mi300x-1'")
     failures = _failures(build, tmp_path)
-    assert [(f.suite, f.expectation) for f in failures] == [("offer_history_row_count",
+    assert [(f.suite, f.expectation) for f in failures] == [("stg_quote_observations_row_count",
                                                              "expect_table_row_count_to_equal")]
-    assert "expected 12, observed 11" in failures[0].line()
+    assert f"expected {accepted}, observed {accepted - 1}" in failures[0].line()
 
 
 def test_ranked_row_without_evidence_fails(published, tmp_path):

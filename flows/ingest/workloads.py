@@ -9,8 +9,12 @@ from flows.ingest.yaml_lines import load_yaml_with_lines
 from models.workloads import QUANTITY, Workload
 from provider_eval.errors import ConfigError
 
+# Memory-fit keys (docs/workloads.md) and the polars type each is read as.
+FIT_KEYS = {"kv_precision": pl.String, "context_tokens": pl.Int64, "concurrency": pl.Int64, "engine": pl.String,
+            "mode": pl.String, "gpu_memory_utilization": pl.Float64, "activation_checkpointing": pl.Boolean,
+            "lora_rank": pl.Int64}
 KEYS = {"id", "kind", "description", "unit", "quantity", "model_id", "precision",
-        "storage_gb", "egress_gb", "setup_hours", "match"}
+        "storage_gb", "egress_gb", "setup_hours", "match", *FIT_KEYS}
 MATCH_KEYS = {"workload_id"}
 
 
@@ -44,7 +48,27 @@ def _row(raw: dict, file: Path) -> dict:
         "model_id": raw.get("model_id"), "precision": raw.get("precision"),
         **{k: _decimal(raw.get(k, 0), k, where) for k in ("storage_gb", "egress_gb", "setup_hours")},
         "match_workload_id": match.get("workload_id"), "line": line,
+        **{k: _fit_value(raw.get(k), k, t, where) for k, t in FIT_KEYS.items()},
     }
+
+
+def _fit_value(value, field: str, dtype, where: str):
+    """A memory-fit field as its type, or a ConfigError naming the line and field."""
+    if value is None:
+        return None
+    if dtype == pl.Boolean:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {field} {value!r} must be true or false")
+        return value
+    if dtype == pl.Int64:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: {field} {value!r} must be a whole number")
+        return value
+    if dtype == pl.Float64:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: {field} {value!r} must be a number")
+        return float(value)
+    return str(value).strip().lower()
 
 
 def load_workloads(file: Path) -> pl.DataFrame:
@@ -56,7 +80,7 @@ def load_workloads(file: Path) -> pl.DataFrame:
     schema = {"workload_id": pl.String, "kind": pl.String, "description": pl.String, "unit": pl.String,
               "quantity": QUANTITY, "model_id": pl.String, "precision": pl.String,
               "storage_gb": QUANTITY, "egress_gb": QUANTITY, "setup_hours": QUANTITY,
-              "match_workload_id": pl.String, "line": pl.Int64}
+              "match_workload_id": pl.String, "line": pl.Int64, **FIT_KEYS}
     frame = pl.DataFrame(rows, schema=schema)
     try:
         return Workload.validate(frame, lazy=True)

@@ -9,7 +9,9 @@ import great_expectations.expectations as gxe
 FINITE_MAX = 1.7976931348623157e308
 
 # Each canonical (staged) table and the public mart that holds its accepted rows one-for-one.
-ACCEPTED_ROWS_MART = {"quote_observations": "offer_history", "benchmark_runs": "benchmark_runs"}
+# Where each canonical table's accepted rows land one-for-one. offer_history collapses repeated
+# identical observations (times_observed), so quotes are counted at staging, as the SQL check does.
+ACCEPTED_ROWS_MART = {"quote_observations": "stg_quote_observations", "benchmark_runs": "benchmark_runs"}
 
 
 @dataclass

@@ -1,11 +1,12 @@
--- One row per workload × GPU model × GPU count: does the workload fit in memory. Empty until the
--- memory-fit check is built; the columns are the contract.
-select
-    null::varchar as workload_id,
-    null::varchar as gpu_model,
-    null::integer as gpu_count,
-    null::bigint as required_bytes_per_gpu,
-    null::bigint as available_bytes_per_gpu,
-    null::boolean as fits,
-    null::integer as min_gpus
-where false
+-- One row per workload × GPU model × GPU count: does the workload's model fit in memory, with the
+-- bytes per GPU broken down, the verdict and reasons, and the fewest GPUs of that model that fit.
+-- Workloads without a model are not memory-checked. Columns: docs/feasibility.md.
+with fit as (
+    select * from int_memory_fit
+),
+
+final as (
+    select * from fit
+)
+
+select * from final

@@ -12,6 +12,14 @@ throughput as (
     select * from int_workload_throughput
 ),
 
+memory as (
+    select * from memory_fit
+),
+
+compat as (
+    select * from compat_checks
+),
+
 latest_validations as (
     -- Only an offer's newest on-hardware validation counts.
     select offer_id, validation_id, verdict from hardware_validations where is_latest_for_offer
@@ -24,6 +32,8 @@ candidates as (
         o.*,
         o.gpus_per_node as gpu_count,
         t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids,
+        m.fits as memory_fits, m.precision_supported, m.min_gpus,
+        c.verdict as compat_verdict, c.reasons as compat_reasons,
         v.validation_id, v.verdict as validation_verdict
     from workloads as w
     cross join offers_now as o
@@ -32,6 +42,17 @@ candidates as (
         and t.gpu_model = o.gpu_model
         and t.gpu_count = o.gpus_per_node
         and (t.run_provider is null or t.run_provider = o.provider)
+    -- Workloads without a model have no memory_fit rows: not memory-checked, never excluded for it.
+    left join memory as m
+        on m.workload_id = w.workload_id and m.gpu_model = o.gpu_model and m.gpu_count = o.gpus_per_node
+    left join compat as c
+        on c.gpu_model = o.gpu_model
+        and c.rocm_version is not distinct from o.rocm_version
+        and c.os is not distinct from o.os
+        and c.kernel is not distinct from o.kernel
+        and c.amdgpu_driver_version is not distinct from o.amdgpu_driver_version
+        and c.torch_version is null
+        and c.engine is not distinct from lower(w.engine)
     left join latest_validations as v
         on v.offer_id = o.offer_id
     -- Provider-specific runs win over generic ones for the same configuration.
@@ -84,6 +105,10 @@ totals as (
             case when units_per_hour is null then 'NO_BENCHMARK' end,
             case when stale_reason is not null then stale_reason end,
             case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
+            case when memory_fits = false then 'DOES_NOT_FIT' end,
+            case when precision_supported = false then 'PRECISION_UNSUPPORTED' end,
+            -- An unknown stack stays rankable; compat_verdict shows it.
+            case when compat_verdict = 'unsupported' then 'ROCM_UNSUPPORTED' end,
             case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end,
             scope_reason
         ], lambda r: r is not null) as exclusion_reasons
@@ -102,6 +127,7 @@ final as (
         case when len(exclusion_reasons) = 0 then 'ranked' else 'excluded' end as status,
         exclusion_reasons,
         observed_at, is_stale, source_name,
+        memory_fits, min_gpus, compat_verdict, compat_reasons,
         validation_id, validation_verdict,
         tier, commitment_term_hours
     from totals

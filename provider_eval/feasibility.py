@@ -1,0 +1,114 @@
+"""Answer check-fit and check-compat with the refresh's own SQL models, run on a one-row input table."""
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from flows.load import load_reference
+from provider_eval import sql_models
+from provider_eval.paths import REFERENCE_DIR, SQL_DIR
+
+FIT_INPUT = "int_fit_requests"
+FIT_RESULT = "int_memory_fit"
+COMPAT_INPUT = "int_compat_requests"
+COMPAT_RESULT = "int_compat_checks"
+
+# The input tables' columns and types: the same shape the refresh builds from workloads and offers.
+FIT_COLUMNS = {
+    "workload_id": "varchar", "model_id": "varchar", "precision": "varchar", "kv_precision": "varchar",
+    "context_tokens": "bigint", "concurrency": "bigint", "mode": "varchar", "engine": "varchar",
+    "gpu_memory_utilization": "double", "activation_checkpointing": "boolean", "lora_rank": "bigint",
+    "gpu_model": "varchar", "gpu_count": "integer",
+}
+COMPAT_COLUMNS = {
+    "gpu_model": "varchar", "rocm_version": "varchar", "os": "varchar", "kernel": "varchar",
+    "amdgpu_driver_version": "varchar", "torch_version": "varchar", "engine": "varchar",
+}
+
+
+def _upstream(models: dict[str, sql_models.SqlModel], target: str, provided: str) -> list[sql_models.SqlModel]:
+    """The models `target` needs (itself included) in build order, stopping at the provided table."""
+    needed, stack = {}, [target]
+    while stack:
+        name = stack.pop()
+        if name in needed or name == provided or name not in models:
+            continue
+        needed[name] = models[name]
+        code = sql_models._COMMENT.sub(" ", models[name].sql)
+        stack.extend(n for n in models if n != name and re.search(rf"\b{re.escape(n)}\b", code))
+    return sql_models.build_order(list(needed.values()))
+
+
+def run(inputs: list[dict], input_table: str, columns: dict[str, str], result_table: str,
+        sql_dir: Path = SQL_DIR, reference_dir: Path = REFERENCE_DIR) -> tuple[list[str], list[tuple]]:
+    """Load reference data into memory, add the input rows, build the result model and read it."""
+    models = {m.name: m for m in sql_models.discover(sql_dir)}
+    with duckdb.connect() as con:
+        load_reference(con, reference_dir)
+        con.execute(f'create table "{input_table}" (' + ", ".join(f"{c} {t}" for c, t in columns.items()) + ")")
+        con.executemany(f'insert into "{input_table}" values (' + ", ".join("?" for _ in columns) + ")",
+                        [[row.get(c) for c in columns] for row in inputs])
+        for model in _upstream(models, result_table, input_table):
+            con.execute(f'create table "{model.name}" as\n{model.sql.strip().rstrip(";")}')
+        cur = con.execute(f'select * from "{result_table}"')
+        return [d[0] for d in cur.description], cur.fetchall()
+
+
+def check_fit_many(requests: list[dict], **kw) -> list[dict]:
+    """Memory fit of each model × precision × GPU × count, computed together by int_memory_fit.sql."""
+    keyed = [{**r, "workload_id": f"request-{i}"} for i, r in enumerate(requests)]
+    cols, rows = run(keyed, FIT_INPUT, FIT_COLUMNS, FIT_RESULT, **kw)
+    by_id = {row[cols.index("workload_id")]: dict(zip(cols, row)) for row in rows}
+    return [by_id[r["workload_id"]] for r in keyed]
+
+
+def check_fit(request: dict, **kw) -> dict:
+    """Memory fit of one model × precision × GPU × count, computed by int_memory_fit.sql."""
+    return check_fit_many([request], **kw)[0]
+
+
+def check_compat_many(requests: list[dict], **kw) -> list[dict]:
+    """ROCm compatibility verdict of each stack, computed together by int_compat_checks.sql."""
+    cols, rows = run(requests, COMPAT_INPUT, COMPAT_COLUMNS, COMPAT_RESULT, **kw)
+    by_key = {tuple(row[cols.index(c)] for c in COMPAT_COLUMNS): dict(zip(cols, row)) for row in rows}
+    return [by_key[tuple(r.get(c) for c in COMPAT_COLUMNS)] for r in requests]
+
+
+def check_compat(request: dict, **kw) -> dict:
+    """ROCm compatibility verdict of one stack, computed by int_compat_checks.sql."""
+    return check_compat_many([request], **kw)[0]
+
+
+def _spelling(name: str) -> str:
+    return " ".join(name.split()).lower()
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What check-fit and check-compat accept: model ids, precisions, GPU models and their aliases."""
+
+    model_ids: list[str]
+    precisions: list[str]
+    gpu_models: list[str]
+    gpu_by_spelling: dict[str, str]
+
+    def resolve_gpu(self, name: str) -> str | None:
+        """The catalog name for a GPU spelling (case- and space-insensitive, gpu_aliases.csv), or None."""
+        return self.gpu_by_spelling.get(_spelling(name))
+
+
+def load_catalog(reference_dir: Path = REFERENCE_DIR) -> Catalog:
+    """Read the reference tables the commands validate their arguments against, in one pass."""
+    with duckdb.connect() as con:
+        load_reference(con, reference_dir)
+        def column(sql: str) -> list:
+            return [r[0] for r in con.execute(sql).fetchall()]
+        gpus = column("select model from ref_gpus order by 1")
+        aliases = con.execute("select alias, gpu_model from ref_gpu_aliases").fetchall()
+        return Catalog(
+            model_ids=column("select model_id from ref_llm_models order by 1"),
+            precisions=column("select precision from ref_precisions order by 1"),
+            gpu_models=gpus,
+            gpu_by_spelling={**{_spelling(a): g for a, g in aliases}, **{_spelling(g): g for g in gpus}},
+        )
