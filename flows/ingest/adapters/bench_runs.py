@@ -12,7 +12,7 @@ import polars as pl
 
 from flows.ingest.adapters import fields as f
 from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules, empty_quarantine
-from models.benchmarks import BenchmarkRun
+from models.benchmarks import BenchmarkRequest, BenchmarkRun
 
 METADATA = ["provider", "gpu_model", "gpu_count", "model_id", "precision", "engine", "engine_version",
             "rocm_version"]
@@ -143,7 +143,8 @@ def _rules() -> list[Rule]:
         f.required_rule("run_id", pl.col("run_id")),
         Rule("FIELD_MISSING", pl.col("gpu_name_raw").is_null(),
              pl.lit("gpu_model is not in the file, its --metadata or the sources.yaml defaults (never guessed)")),
-        *f.gpu_rules(pl.col("gpu_name_raw"))[1:],
+        Rule("GPU_ALIAS_UNKNOWN", pl.col("gpu_name_raw").is_not_null() & f.gpu_model(pl.col("gpu_name_raw")).is_null(),
+             pl.format("gpu_model '{}' is not in data/reference/gpu_aliases.csv", pl.col("gpu_name_raw"))),
         Rule("GPU_COUNT_INVALID", f.as_count(pl.col("gpu_count_raw")).is_null(),
              pl.format("gpu_count '{}' is not a positive whole number (file, --metadata or sources.yaml defaults)",
                        pl.col("gpu_count_raw").fill_null("(empty)"))),
@@ -259,7 +260,6 @@ def build(records: list[RunRecord], ctx: FileContext, fmt: str, unit: str = "req
     )
     requests = _requests(canonical, records, ctx)
     if requests is not None:
-        from models.benchmarks import BenchmarkRequest
         result.details["benchmark_requests"] = requests.select(list(BenchmarkRequest.to_schema().columns))
     return result
 
