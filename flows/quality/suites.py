@@ -67,10 +67,13 @@ def offers_suite(bands: list[tuple[str, float, float]], now: dt.datetime) -> Sui
     """Current offers: a price within the GPU model's plausible band, observed no later than now."""
     return Suite(
         name="offers", table="offers",
+        # Offers already flagged SCOPE_SUSPECT (a node price recorded per GPU, or the reverse) are
+        # excluded from ranking with that reason; one provider's slip must not block the publish.
         frame_sql="""
             select offer_id, provider, gpu_model, billing_model, source_name,
                    usd_per_gpu_hour::double as usd_per_gpu_hour, observed_at
-            from offers""",
+            from offers
+            where scope_reason is null""",
         expectations=[
             gxe.ExpectColumnValuesToNotBeNull(column="gpu_model"),
             gxe.ExpectColumnValuesToNotBeNull(column="observed_at"),
