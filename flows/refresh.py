@@ -8,6 +8,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.states import Failed
 
+from flows.ingest.adapters import ADAPTERS
 from flows.ingest.land import LandedFile, land_file, read_index
 from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
@@ -46,8 +47,16 @@ def land_sources(sources: list[Source], landing_dir: str, now: str) -> list[tupl
         matched = source.files()
         if not matched:
             get_run_logger().warning("source %r (line %d): no file matches %r", source.name, source.line, source.path)
+        adapter = ADAPTERS[source.format]
+        companions_of = adapter.companions
+        if adapter.ignores:
+            skipped = [p for p in matched if adapter.ignores(p)]
+            for path in skipped:
+                get_run_logger().info("source %r: %s is not %s; not ingested", source.name, path, source.format)
+            matched = [p for p in matched if p not in skipped]
         for path in matched:
-            land_file(source.name, path, Path(landing_dir), when)
+            land_file(source.name, path, Path(landing_dir), when,
+                      companions=companions_of(path) if companions_of else [])
     by_name = {s.name: s for s in sources}
     return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].adapter_options())
             for lf in read_index(Path(landing_dir)) if lf.source_name in by_name]
