@@ -15,7 +15,7 @@ from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
 from flows.load import load_reference, load_staged
-from flows.load_validations import load_validations
+from flows.load_validations import load_validations, validation_benchmark_sources
 from flows.quality.gate import quality_gate
 from provider_eval import sql_models, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed, SqlModelError
@@ -126,6 +126,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     sources = load_sources(sources_file)
     load_workloads(workloads_file)  # fail fast, before any work, on a malformed workloads file
     root = warehouse_file.parent
+    sources += validation_benchmark_sources(root / "validations")
     build_dir = root / ".build" / uuid.uuid4().hex
     build_dir.mkdir(parents=True)
     try:
