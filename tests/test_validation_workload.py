@@ -132,3 +132,23 @@ def test_no_benchmark_is_credited_to_a_host_that_failed_validation(tmp_path, key
     assert record["verdict"] == "fail"
     assert record["workload"]["problem"] == "not run: the host failed validation"
     assert not argv_log.exists()
+
+
+def test_a_measured_stack_amd_does_not_support_fails_the_host(tmp_path, keys, warehouse):
+    env = fake_host.mi300x_host(tmp_path / "host", rocm_version="6.4.1-1")
+    (Path(env["PROBE_SYSROOT"]) / "etc" / "os-release").write_text(
+        'NAME="Ubuntu"\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\nID=ubuntu\n')
+    with running_sshd(tmp_path / "sshd", keys, env) as server:
+        record = validate_host("127.0.0.1", EIGHT_GPU_OFFER, server.user, server.port, server.identity_file,
+                               server.known_hosts, warehouse, bench=False, timeout_s=60)
+    assert record["verdict"] == "fail"
+    [stack] = [r for r in record["reasons"] if "software_stack" in r]
+    assert stack.startswith("FAIL software_stack: unsupported") and "Ubuntu 22.04.4 is not supported by ROCm 6.4.1" in stack
+
+
+def test_the_fake_hosts_stack_is_checked_against_the_matrix(tmp_path, keys, warehouse):
+    with running_sshd(tmp_path / "sshd", keys, fake_host.mi300x_host(tmp_path / "host")) as server:
+        record = validate_host("127.0.0.1", EIGHT_GPU_OFFER, server.user, server.port, server.identity_file,
+                               server.known_hosts, warehouse, bench=False, timeout_s=60)
+    [stack] = [r for r in record["reasons"] if "software_stack" in r]
+    assert "ROCm 6.2.3" in stack or "6.2.3" in stack

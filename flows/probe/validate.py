@@ -7,7 +7,7 @@ from pathlib import Path
 from flows.probe import evidence, ssh_runner, verdict
 from flows.probe import workload as bench_workload
 from flows.probe.probe import json_documents
-from provider_eval import warehouse
+from provider_eval import feasibility, warehouse
 from provider_eval.errors import ProviderEvalError
 
 
@@ -59,6 +59,8 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
                         + verdict.printable(result.stderr.strip()[-300:]))
     probe = parse_probe_output(result.stdout) if not (result.timed_out or result.truncated) else None
     decided = verdict.decide(probe, quote, reference or verdict.Reference.load(), problems)
+    if probe and decided.measured.get("gpu_models") == [quote["gpu_model"]]:
+        _check_software_stack(decided, probe, quote["gpu_model"])
 
     directory = evidence.validations_dir(warehouse_path)
     probe_sha = evidence.store_raw_probe(directory, result.stdout.encode())
@@ -117,3 +119,21 @@ def _representative_workload(target: ssh_runner.Target, quote: dict, decided: ve
             "workload", "pass", f"{template} completed; result kept for the next refresh ({ran.result_format})"))
     return {"template": template, "params": params, "result_path": str(path) if path else None,
             "problem": ran.problem}
+
+
+def _check_software_stack(decided: verdict.Verdict, probe: dict, gpu_model: str) -> None:
+    """The measured stack against AMD's matrix, with the same SQL as the warehouse's compat_checks."""
+    host, rocm, torch = probe.get("host") or {}, probe.get("rocm") or {}, probe.get("torch") or {}
+    rocm_version = (rocm.get("version_file") or rocm.get("amdsmi_rocm_version") or "").split("-")[0] or None
+    pretty = (host.get("os_pretty_name") or "").removesuffix(" LTS").strip() or None
+    stack = {"gpu_model": gpu_model, "rocm_version": rocm_version, "os": pretty,
+             "kernel": host.get("kernel_release"),
+             "torch_version": (torch.get("version") or "").split("+")[0] or None}
+    result = feasibility.check_compat(stack)
+    # Unknown means our shipped matrix cannot say (not that the host is wrong): a note, not a verdict.
+    status = {"supported": "pass", "unsupported": "fail"}.get(result["verdict"], "note")
+    text = "; ".join(verdict.printable(r) for r in result["reasons"] or [])
+    decided.reasons.append(verdict.Reason("software_stack", status, f"{result['verdict']}: {text}"))
+    decided.measured["compat_verdict"] = result["verdict"]
+    if status == "fail":
+        decided.verdict = "fail"
