@@ -1,5 +1,7 @@
 """Format adapters: one module per format id, each mapping a file to a canonical frame."""
 from flows.ingest.adapters import quote_csv, quote_yaml, run_csv
+from flows.ingest.adapters import (digitalocean_sizes, gpuhunt_catalog, hotaisle_available, runpod_gputypes,
+                                   skypilot_catalog, vastai_offers, vultr_plans)
 from flows.ingest.adapters.base import Adapter
 
 ADAPTERS: dict[str, Adapter] = {
@@ -8,5 +10,13 @@ ADAPTERS: dict[str, Adapter] = {
         Adapter("quote-csv", "quotes", "quote_observations", quote_csv.parse),
         Adapter("run-csv", "benchmarks", "benchmark_runs", run_csv.parse),
         Adapter("quote-yaml", "quotes", "quote_observations", quote_yaml.parse),
+        # Provider catalogs and APIs (docs/formats/catalogs.md).
+        Adapter("skypilot-catalog", "quotes", "quote_observations", skypilot_catalog.parse),
+        Adapter("digitalocean-sizes", "quotes", "quote_observations", digitalocean_sizes.parse),
+        Adapter("vultr-plans", "quotes", "quote_observations", vultr_plans.parse),
+        Adapter("hotaisle-available", "quotes", "quote_observations", hotaisle_available.parse),
+        Adapter("runpod-gputypes", "quotes", "quote_observations", runpod_gputypes.parse),
+        Adapter("vastai-offers", "quotes", "quote_observations", vastai_offers.parse),
+        Adapter("gpuhunt-catalog", "quotes", "quote_observations", gpuhunt_catalog.parse),
     )
 }
