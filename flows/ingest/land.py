@@ -39,19 +39,24 @@ def read_index(landing_dir: Path) -> list[LandedFile]:
         return [LandedFile(**json.loads(line)) for line in fh if line.strip()]
 
 
-def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime) -> LandedFile:
-    """Copy one file into the store (once per content) and record it in the index."""
+def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime,
+              original: str | None = None) -> LandedFile:
+    """Copy one file into the store (once per content) and record it in the index.
+
+    `original` names where the bytes came from when that is not `path` (a downloaded URL).
+    """
     sha = sha256_of(path)
+    origin = original or str(path)
     # The vendor's file name stays data only: the stored name is the hash (no path traversal).
     target = landing_dir / source_name / f"{sha}{''.join(path.suffixes[-2:])[:16]}"
     for known in read_index(landing_dir):
         if known.source_name == source_name and known.file_sha256 == sha:
-            return LandedFile(source_name, sha, known.landed_path, str(path), known.first_seen_at)
+            return LandedFile(source_name, sha, known.landed_path, origin, known.first_seen_at)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".part")
     shutil.copyfile(path, tmp)
     os.replace(tmp, target)
-    landed = LandedFile(source_name, sha, str(target), str(path), now.isoformat())
+    landed = LandedFile(source_name, sha, str(target), origin, now.isoformat())
     with open(landing_dir / INDEX_NAME, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(asdict(landed)) + "\n")
     return landed
