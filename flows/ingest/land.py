@@ -59,23 +59,26 @@ def _land_companion(source_name: str, path: Path, landing_dir: Path) -> dict:
 
 
 def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime,
-              companions: list[Path] = ()) -> LandedFile:
+              companions: list[Path] = (), original: str | None = None) -> LandedFile:
     """Copy one file into the store (once per content) and record it in the index.
 
     Companions are landed with the file the first time its content is seen; the index entry
-    keeps them, so a replay from the landing store reads the same companion bytes."""
+    keeps them, so a replay from the landing store reads the same companion bytes.
+    `original` names where the bytes came from when that is not `path` (a downloaded URL).
+    """
     sha = sha256_of(path)
+    origin = original or str(path)
     # The vendor's file name stays data only: the stored name is the hash (no path traversal).
     target = landing_dir / source_name / f"{sha}{''.join(path.suffixes[-2:])[:16]}"
     for known in read_index(landing_dir):
         if known.source_name == source_name and known.file_sha256 == sha:
-            return LandedFile(source_name, sha, known.landed_path, str(path), known.first_seen_at,
+            return LandedFile(source_name, sha, known.landed_path, origin, known.first_seen_at,
                               known.companions)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".part")
     shutil.copyfile(path, tmp)
     os.replace(tmp, target)
-    landed = LandedFile(source_name, sha, str(target), str(path), now.isoformat(),
+    landed = LandedFile(source_name, sha, str(target), origin, now.isoformat(),
                         tuple(_land_companion(source_name, c, landing_dir) for c in companions))
     with open(landing_dir / INDEX_NAME, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(asdict(landed)) + "\n")
