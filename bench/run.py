@@ -23,6 +23,8 @@ def _prefect_home() -> None:
     os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     os.environ["DO_NOT_TRACK"] = "1"
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # On a busy machine the in-process Prefect server can take longer than its default to start.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 
 
 def duckdb_baseline(files: dict[str, list[str]], db: Path) -> float:

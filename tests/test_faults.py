@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -177,14 +178,35 @@ def test_kill_9_leaves_previous_or_new_warehouse(zygote, tmp_path):
 
 
 def test_two_refreshes_at_once_both_finish(tmp_path, refresh_env):
-    """Started together, both refreshes exit 0 (the second waits for the lock); one consistent warehouse."""
+    """Started together, both refreshes exit 0 (the second waits for the lock); one consistent warehouse;
+    a reader querying throughout never sees a lock error."""
     warehouse = tmp_path / "wh" / "provider_eval.duckdb"
     sources = _sources(tmp_path, {"both": _quote_file(tmp_path, "both")})
     env = refresh_env
     procs = [subprocess.Popen([sys.executable, "-m", "provider_eval", *_refresh_cmd(sources, warehouse)],
                               cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
-    results = [p.communicate(timeout=180) for p in procs]
+    reader_errors, reads = [], [0]
+    stop = threading.Event()
+
+    def read_in_a_loop():  # an analyst querying the published warehouse throughout
+        while not stop.is_set():
+            if warehouse.exists():
+                try:
+                    with duckdb.connect(str(warehouse), read_only=True) as con:
+                        con.execute("select count(*) from rankings").fetchone()
+                    reads[0] += 1
+                except duckdb.Error as exc:
+                    reader_errors.append(str(exc))
+            time.sleep(0.01)
+    reader = threading.Thread(target=read_in_a_loop)
+    reader.start()
+    try:
+        results = [p.communicate(timeout=180) for p in procs]
+    finally:
+        stop.set()
+        reader.join()
+    assert reader_errors == [] and reads[0] > 0
     for p, (out, errtext) in zip(procs, results):
         assert p.returncode == 0, errtext
         assert "published" in errtext
@@ -237,3 +259,31 @@ def test_disk_full_keeps_previous_warehouse(tmp_path, refresh_env):
     finally:
         if mounted:
             subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_landing_index_survives_a_torn_last_line(tmp_path):
+    """A refresh killed mid-append leaves half a line: the index still reads and the next append starts clean."""
+    import datetime as dt
+
+    from flows.ingest.land import INDEX_NAME, land_file, read_index
+
+    landing = tmp_path / "landing"
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    first = land_file("s", _quote_file(tmp_path, "one"), landing, now)
+    with open(landing / INDEX_NAME, "a", encoding="utf-8") as fh:
+        fh.write('{"source_name": "s", "file_sha2')  # the torn write
+    assert read_index(landing) == [first]
+    second = land_file("s", _quote_file(tmp_path, "two"), landing, now)
+    assert read_index(landing) == [first, second]
+
+
+def test_sweep_removes_only_this_warehouses_builds(tmp_path):
+    """Leftover builds of this warehouse go; another warehouse's build in the same folder stays."""
+    from flows.refresh import _sweep_builds
+
+    builds = tmp_path / ".build"
+    (builds / "provider_eval.duckdb.dead").mkdir(parents=True)
+    (builds / "provider_eval.duckdb.dead" / "warehouse.duckdb").write_text("x")
+    (builds / "other.duckdb.busy").mkdir()
+    _sweep_builds(builds, "provider_eval.duckdb")
+    assert [p.name for p in builds.iterdir()] == ["other.duckdb.busy"]

@@ -66,14 +66,13 @@ def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime)
 
 
 def _append_line(index: Path, line: str) -> None:
-    """Append one index line in a single write, first ending a torn line a killed refresh left."""
-    data = line.encode("utf-8")
+    """Append one index line in a single write, first cutting off a torn line a killed refresh left."""
     fd = os.open(index, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
-        os.write(fd, data)
+            os.ftruncate(fd, os.pread(fd, size, 0).rfind(b"\n") + 1)
+        os.write(fd, line.encode("utf-8"))
         os.fsync(fd)
     finally:
         os.close(fd)
