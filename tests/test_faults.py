@@ -2,7 +2,6 @@
 import json
 import os
 import random
-import shutil
 import signal
 import socket
 import subprocess
