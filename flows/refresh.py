@@ -131,6 +131,13 @@ def _dedupe(landed: list[tuple[LandedFile, str, dict]]) -> tuple[list, list[File
     return unique, duplicates
 
 
+def _sweep_builds(builds: Path, warehouse_name: str) -> None:
+    """Remove this warehouse's build folders a killed refresh left behind (hold the writer lock)."""
+    if builds.is_dir():
+        for leftover in builds.glob(f"{warehouse_name}.*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
 def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path) -> RefreshSummary:
     """The refresh's steps, in order (the flow wraps this so failures become a Failed state)."""
     log = get_run_logger()
@@ -139,10 +146,12 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     load_workloads(workloads_file)  # fail fast, before any work, on a malformed workloads file
     root = warehouse_file.parent
     sources += validation_benchmark_sources(root / "validations")
-    build_dir = root / ".build" / uuid.uuid4().hex
-    build_dir.mkdir(parents=True)
+    build_dir = root / ".build" / f"{warehouse_file.name}.{uuid.uuid4().hex}"
     try:
         with warehouse.writer_lock(warehouse_file):
+            # Only the lock holder builds, so anything left in .build is a killed refresh's debris.
+            _sweep_builds(root / ".build", warehouse_file.name)
+            build_dir.mkdir(parents=True)
             progress.stage("fetch + land")
             fetched, fetch_failures = fetch_sources(sources, str(build_dir / "downloads"), now)
             for failure in fetch_failures:
