@@ -15,6 +15,7 @@ from flows.ingest.land import LandedFile, land_file, read_index
 from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
+from flows.task_runners import make_task_runner
 from flows.load import load_reference, load_staged
 from flows.load_validations import load_validations, validation_benchmark_sources
 from flows.quality.gate import quality_gate
@@ -194,7 +195,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     return summary
 
 
-@flow(name="refresh-pricing", log_prints=False)
+@flow(name="refresh-pricing", log_prints=False, task_runner=make_task_runner("threads"))
 def refresh(
     sources: str = str(DEFAULT_SOURCES),
     workloads: str = str(DEFAULT_WORKLOADS),
