@@ -23,12 +23,12 @@ class FileRejected(Exception):
 
 
 def read_utf8(path, original_name: str) -> str:
-    """A file's text; an empty or non-UTF-8 file is rejected whole, with the reason."""
+    """A file's text (a UTF-8 BOM dropped); an empty or non-UTF-8 file is rejected whole, with the reason."""
     data = path.read_bytes()
     if not data.strip():
         raise FileRejected("EMPTY", f"{original_name} is empty")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import polars as pl
 
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, empty_quarantine
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, empty_quarantine, read_utf8
 from flows.ingest.adapters.fields import catalog_memory_gb, gpu_alias_table
 from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
 
@@ -29,14 +29,8 @@ def cell(value) -> str | None:
 
 
 def read_text(ctx: FileContext) -> str:
-    """The file as UTF-8 text; empty or undecodable files are rejected whole."""
-    data = ctx.path.read_bytes()
-    if not data.strip():
-        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+    """The file's text; empty or non-UTF-8 files are rejected whole (base.read_utf8)."""
+    return read_utf8(ctx.path, ctx.original_name)
 
 
 def read_json(ctx: FileContext):

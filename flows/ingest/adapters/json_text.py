@@ -1,7 +1,7 @@
 """Read a JSON document (or one JSON line) strictly: whole-file problems get a reason code."""
 import json
 
-from flows.ingest.adapters.base import FileContext, FileRejected
+from flows.ingest.adapters.base import FileContext, FileRejected, read_utf8
 
 
 class DuplicateKey(ValueError):
@@ -28,14 +28,8 @@ def _ends_early(exc: json.JSONDecodeError, text: str) -> bool:
 
 
 def read_text(ctx: FileContext) -> str:
-    """The file's text; empty or non-UTF-8 files are rejected."""
-    data = ctx.path.read_bytes()
-    if not data.strip():
-        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+    """The file's text; empty or non-UTF-8 files are rejected whole (base.read_utf8)."""
+    return read_utf8(ctx.path, ctx.original_name)
 
 
 def read_document(ctx: FileContext):
