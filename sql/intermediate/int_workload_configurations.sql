@@ -10,7 +10,8 @@ offers_now as (
 ),
 
 measured as (
-    select * from int_workload_throughput
+    -- NaN, ±Inf or zero throughput is no measurement: such a configuration has no benchmark.
+    select * from int_workload_throughput where isfinite(units_per_hour) and units_per_hour > 0
 ),
 
 memory as (

@@ -1,7 +1,7 @@
 -- One row per configuration (int_workload_configurations) × utilisation scenario (the workload's
 -- declared utilisation, and 30 / 60 / 100 % for sensitivity): hours needed and billed, every cost
--- line in cents, the total, cost per completed unit, status and every exclusion reason.
--- Conventions (docs/cost-model.md): 730 h per month; each line rounded half-up to the cent.
+-- line (exact to the micro-dollar), the total, cost per completed unit, status and every exclusion reason.
+-- Conventions (docs/cost-model.md): 730 h per month; each line rounded half-up to 6 decimals.
 with configurations as (
     select * from int_workload_configurations
 ),
@@ -68,20 +68,20 @@ billed_seconds as (
 lines as (
     select
         *,
-        -- Exact integer arithmetic in micro-dollars, rounded half-up to the cent (values are ≥ 0).
+        -- Exact integer arithmetic in micro-dollars, rounded half-up to the micro-dollar (values are ≥ 0).
         case
             when is_billed_monthly and usd_per_node_month is not null
-                then round(node_count * (billed_s // 2628000) * usd_per_node_month, 2)
-            else ((node_count * billed_s * (usd_per_node_hour * 1000000)::hugeint + 18000000) // 36000000) * 0.01
-        end::decimal(38, 2) as compute_cost_usd,
+                then round(node_count * (billed_s // 2628000) * usd_per_node_month, 6)
+            else ((node_count * billed_s * (usd_per_node_hour * 1000000)::hugeint + 1800) // 3600) * 0.000001
+        end::decimal(38, 6) as compute_cost_usd,
         (((storage_gb * 1000000)::hugeint * (storage_usd_per_gb_month * 1000000)::hugeint * billed_s
-            + 13140000000000000) // 26280000000000000 * 0.01)::decimal(38, 2) as storage_cost_usd,
-        round(egress_gb * egress_usd_per_gb, 2)::decimal(38, 2) as egress_cost_usd,
-        ((node_count * billed_s * (licence_usd_per_hour * 1000000)::hugeint + 18000000) // 36000000
-            * 0.01)::decimal(38, 2) as licence_cost_usd,
-        round(node_count * setup_fee_usd, 2)::decimal(38, 2) as setup_cost_usd,
+            + 1314000000000) // 2628000000000 * 0.000001)::decimal(38, 6) as storage_cost_usd,
+        round(egress_gb * egress_usd_per_gb, 6)::decimal(38, 6) as egress_cost_usd,
+        ((node_count * billed_s * (licence_usd_per_hour * 1000000)::hugeint + 1800) // 3600
+            * 0.000001)::decimal(38, 6) as licence_cost_usd,
+        round(node_count * setup_fee_usd, 6)::decimal(38, 6) as setup_cost_usd,
         -- Support is billed per node per month started (730 h).
-        round(node_count * support_usd_per_month * ((billed_s + 2627999) // 2628000), 2)::decimal(38, 2)
+        round(node_count * support_usd_per_month * ((billed_s + 2627999) // 2628000), 6)::decimal(38, 6)
             as support_cost_usd
     from billed_seconds
 ),
@@ -90,7 +90,7 @@ totals as (
     select
         *,
         (compute_cost_usd + storage_cost_usd + egress_cost_usd + licence_cost_usd + setup_cost_usd
-            + support_cost_usd)::decimal(38, 2) as total_cost_usd,
+            + support_cost_usd)::decimal(38, 6) as total_cost_usd,
         list_filter([
             case when units_per_hour is null then 'NO_BENCHMARK' end,
             case when stale_reason is not null then stale_reason end,
