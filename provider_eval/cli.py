@@ -115,7 +115,8 @@ def rank(
         return
     _, excluded = _query(
         warehouse_path,
-        "select workload_id, count(*) filter (where status = 'excluded') from workload_costs "
+        "select workload_id, count(*) filter (where status = 'excluded'), any_value(unit), "
+        "list_sort(list_distinct(flatten(list(exclusion_reasons)))) from workload_costs "
         "where ($1 is null or workload_id = $1) group by all order by all", [workload],
     )
     if not excluded:
@@ -123,17 +124,20 @@ def rank(
     shown = ["rank", "provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "usd_per_gpu_hour",
              "hours_billed", "total_cost_usd", "cost_per_unit_usd"]
     idx = [cols.index(c) for c in shown]
-    for workload_id, n_excluded in excluded:
+    for workload_id, n_excluded, unit, reasons in excluded:
         mine = [tuple(r[i] for i in idx) for r in rows if r[0] == workload_id]
-        unit = next((r[cols.index("unit")] for r in rows if r[0] == workload_id), "unit")
-        output.render(shown, mine, "table", title=f"{workload_id}: cost per completed unit ({unit})", headers=HEADERS)
+        if mine:
+            output.render(shown, mine, "table", title=f"{workload_id}: cost per completed unit ({unit})",
+                          headers=HEADERS)
+        else:
+            print(f"{workload_id}: no configuration ranked (none has a measured benchmark and passes every check)")
         guesses = [tuple(r[i] for i in idx) for r in guessed if r[0] == workload_id]
         if guesses:
             output.render(shown, guesses, "table", headers=HEADERS,
                           title=f"{workload_id}: lower-confidence ESTIMATES (throughput not measured; ranked apart)")
         if n_excluded:
-            err.print(f"  {n_excluded} configuration(s) excluded — see: provider-eval explain {workload_id}",
-                      highlight=False)
+            err.print(f"  {n_excluded} configuration(s) excluded ({', '.join(reasons)}) — see: "
+                      f"provider-eval explain {workload_id}", highlight=False)
 
 
 EXPLAIN_COLUMNS = ["offer_id", "provider", "gpu_model", "gpu_count", "billing_model", "status",
