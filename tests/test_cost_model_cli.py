@@ -53,22 +53,21 @@ def test_rank_json_is_measured_unless_estimates_are_asked_for(sample_warehouse):
     assert "ESTIMATES" in table.stdout
 
 
-def test_bundled_workloads_without_runs_are_excluded_with_no_benchmark(sample_warehouse):
+def test_bundled_workloads_without_runs_are_excluded_with_their_reasons(sample_warehouse):
     rows = query(sample_warehouse, """
-        select workload_id, count(*), list_distinct(flatten(list(exclusion_reasons)))
+        select workload_id, list_sort(list_distinct(flatten(list(exclusion_reasons))))
         from workload_costs where workload_id != 'seed-000-same-task' group by all order by all""")
     assert [r[0] for r in rows] == ["llama31-405b-fp8", "llama31-70b-128k-one-gpu", "llama31-70b-chat",
                                     "llama31-8b-lora"]
-    assert all(reasons == ["NO_BENCHMARK"] for _, _, reasons in rows)
-    # 405B in FP8 does not fit one 192 GB GPU: 1-GPU offers become multi-node configurations.
-    nodes = query(sample_warehouse, """select distinct gpus_per_node, node_count from workload_costs
-                                       where workload_id = 'llama31-405b-fp8' and gpu_model = 'MI300X' order by 1""")
-    assert nodes[0][0] == 1 and nodes[0][1] > 1 and nodes[-1] == (8, 1)
+    assert all(set(reasons) <= {"NO_BENCHMARK", "DOES_NOT_FIT"} and "NO_BENCHMARK" in reasons for _, reasons in rows)
+    # 405B in FP8 does not fit one 192 GB GPU; it fits one 8 × MI300X server.
+    fits = query(sample_warehouse, """select distinct gpus_per_node, node_count, exclusion_reasons from workload_costs
+                                      where workload_id = 'llama31-405b-fp8' and gpu_model = 'MI300X' order by 1""")
+    assert fits == [(1, 1, ["NO_BENCHMARK", "DOES_NOT_FIT"]), (8, 1, ["NO_BENCHMARK"])]
     # 70B at 128k context fits one MI325X or MI350X, not one MI300X.
-    fits = dict(query(sample_warehouse, """select distinct gpu_model, memory_fits from workload_costs
-                                           where workload_id = 'llama31-70b-128k-one-gpu' and gpus_per_node = 1
-                                           and node_count = 1"""))
-    assert fits == {"MI325X": True, "MI350X": True}
+    one_gpu = dict(query(sample_warehouse, """select distinct gpu_model, memory_fits from workload_costs
+                                              where workload_id = 'llama31-70b-128k-one-gpu' and gpus_per_node = 1"""))
+    assert one_gpu == {"MI300X": False, "MI325X": True, "MI350X": True}
 
 
 def test_utilisation_is_validated_and_defaults_to_one(tmp_path):

@@ -47,8 +47,9 @@ sized as (
         o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
         o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date,
         m.fits as one_node_fits, m.precision_supported, m.min_gpus,
-        -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit need.
-        case when m.fits = false and m.min_gpus > o.gpus_per_node
+        -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit
+        -- need. Only multi-GPU servers scale out; a single-GPU VM that is too small does not fit.
+        case when m.fits = false and m.min_gpus > o.gpus_per_node and o.gpus_per_node > 1
             then ceil(m.min_gpus / o.gpus_per_node)::integer else 1 end as node_count
     from workloads as w
     cross join offers_now as o
