@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from tests.cost_model_harness import GRANULARITY_S, build, offer, rows, run, workload
 
-SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized: the same examples on every run, so CI never flakes on a draw; raise max_examples locally to explore.
+SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 money = st.decimals(min_value=Decimal("0.01"), max_value=Decimal("500"), places=2)
 small_money = st.decimals(min_value=Decimal("0"), max_value=Decimal("5"), places=4)
