@@ -61,6 +61,7 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     """Create the raw_* tables the SQL models read."""
     for table, contract in CONTRACTS.items():
         files = [o.accepted_parquet for o in outcomes if o.table == table and o.accepted_parquet]
+        files += [o.detail_parquets[table] for o in outcomes if table in o.detail_parquets]
         _load_parquet(con, f"raw_{table}", files, contract_schema(contract))
     quarantine_files = [o.quarantine_parquet for o in outcomes if o.quarantine_parquet]
     _load_parquet(con, "raw_quarantine", quarantine_files, QUARANTINE_SCHEMA)

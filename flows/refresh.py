@@ -8,6 +8,8 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.states import Failed
 
+from flows.ingest.adapters import ADAPTERS
+from flows import progress
 from flows.ingest.land import LandedFile, land_file, read_index
 from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
@@ -47,8 +49,16 @@ def land_sources(sources: list[Source], landing_dir: str, now: str) -> list[tupl
         matched = source.files()
         if not matched:
             get_run_logger().warning("source %r (line %d): no file matches %r", source.name, source.line, source.path)
+        adapter = ADAPTERS[source.format]
+        companions_of = adapter.companions
+        if adapter.ignores:
+            skipped = [p for p in matched if adapter.ignores(p)]
+            for path in skipped:
+                get_run_logger().info("source %r: %s is not %s; not ingested", source.name, path, source.format)
+            matched = [p for p in matched if p not in skipped]
         for path in matched:
-            land_file(source.name, path, Path(landing_dir), when)
+            land_file(source.name, path, Path(landing_dir), when,
+                      companions=companions_of(path) if companions_of else [])
     by_name = {s.name: s for s in sources}
     return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].adapter_options())
             for lf in read_index(Path(landing_dir)) if lf.source_name in by_name]
@@ -121,19 +131,28 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     build_dir.mkdir(parents=True)
     try:
         with warehouse.writer_lock(warehouse_file):
+            progress.stage("land")
             landed = land_sources(sources, str(root / "landing"), now)
             unique, duplicates = _dedupe(landed)
             log.info("landed %d file(s) from %d source(s)", len(unique), len(sources))
             futures = [stage.submit(lf, fmt, defaults, str(build_dir / "staged")) for lf, fmt, defaults in unique]
-            outcomes = [f.result() for f in futures] + duplicates
+            progress.stage("parse + validate", 0, len(futures))
+            staged = []
+            for done, future in enumerate(futures, start=1):
+                staged.append(future.result())
+                progress.stage("parse + validate", done, len(futures))
+            outcomes = staged + duplicates
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
+            progress.stage("load + SQL models + checks")
             build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
                                         str(root / "validations"))
             if problem:
                 raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
+            progress.stage("quality gate")
             quality_gate(build_path, str(root / "data_docs"))
+            progress.stage("publish")
             table_rows = publish(build_path, str(warehouse_file))
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)

@@ -1,9 +1,10 @@
 """pandera data contracts: one DataFrameModel per canonical table, checked on collected polars frames."""
-from models.benchmarks import BenchmarkRun
+from models.benchmarks import BenchmarkRequest, BenchmarkRun
 from models.offers import QuoteObservation
 
 # canonical table name (as the adapters emit it) → its contract
 CONTRACTS = {
     "quote_observations": QuoteObservation,
     "benchmark_runs": BenchmarkRun,
+    "benchmark_requests": BenchmarkRequest,
 }

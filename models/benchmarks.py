@@ -9,6 +9,11 @@ from models.common import Lineage
 FINITE_MAX = 1e18  # in_range with a finite max rejects NaN and +Inf, which gt/ge alone let through
 
 
+def _latency_ms():
+    """A latency in ms: absent, or a finite non-negative number (each column needs its own Field)."""
+    return pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+
+
 class BenchmarkRun(Lineage):
     """What a configuration completed, in what unit, over how long."""
 
@@ -23,12 +28,83 @@ class BenchmarkRun(Lineage):
     rocm_version: str = pa.Field(nullable=True)
     workload_id: str = pa.Field(nullable=True)
     unit: str = pa.Field(isin=["requests", "output_tokens", "total_tokens", "samples", "training_runs", "jobs"])
-    completed: float = pa.Field(in_range={"min_value": 0, "max_value": FINITE_MAX})
+    # completed and duration_s are absent where a format states only rates (MLPerf summaries).
+    completed: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
     failed: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
-    duration_s: float = pa.Field(gt=0, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    duration_s: float = pa.Field(nullable=True, gt=0, in_range={"min_value": 0, "max_value": FINITE_MAX})
     output_tokens_per_s: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
     started_at: pl.Datetime("us", "UTC") = pa.Field(nullable=True)
+    # What the benchmark formats carry (docs/formats/benchmarks.md); null where a format lacks it.
+    # Units are fixed here: latencies in ms, durations in s, throughputs per second for the whole
+    # system (all GPUs of the run), token counts in tokens.
+    benchmark_format: str = pa.Field(nullable=True)
+    scenario: str = pa.Field(nullable=True)
+    label: str = pa.Field(nullable=True)
+    result_valid: bool = pa.Field(nullable=True)
+    attempted: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    request_rate_per_s: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    request_rate_raw: str = pa.Field(nullable=True)
+    max_concurrency: pl.Int64 = pa.Field(nullable=True, ge=1)
+    achieved_concurrency: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    input_len_tokens: pl.Int64 = pa.Field(nullable=True, ge=0)
+    output_len_tokens: pl.Int64 = pa.Field(nullable=True, ge=0)
+    input_tokens_total: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    output_tokens_total: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    mean_input_tokens: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    mean_output_tokens: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    request_throughput_per_s: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    request_goodput_per_s: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    total_tokens_per_s: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
+    ttft_mean_ms: float = _latency_ms()
+    ttft_median_ms: float = _latency_ms()
+    ttft_std_ms: float = _latency_ms()
+    ttft_p90_ms: float = _latency_ms()
+    ttft_p95_ms: float = _latency_ms()
+    ttft_p99_ms: float = _latency_ms()
+    tpot_mean_ms: float = _latency_ms()
+    tpot_median_ms: float = _latency_ms()
+    tpot_std_ms: float = _latency_ms()
+    tpot_p90_ms: float = _latency_ms()
+    tpot_p95_ms: float = _latency_ms()
+    tpot_p99_ms: float = _latency_ms()
+    itl_mean_ms: float = _latency_ms()
+    itl_median_ms: float = _latency_ms()
+    itl_std_ms: float = _latency_ms()
+    itl_p90_ms: float = _latency_ms()
+    itl_p95_ms: float = _latency_ms()
+    itl_p99_ms: float = _latency_ms()
+    e2el_mean_ms: float = _latency_ms()
+    e2el_median_ms: float = _latency_ms()
+    e2el_std_ms: float = _latency_ms()
+    e2el_p90_ms: float = _latency_ms()
+    e2el_p95_ms: float = _latency_ms()
+    e2el_p99_ms: float = _latency_ms()
+    latency_stats_ms_json: str = pa.Field(nullable=True)
+    metadata_json: str = pa.Field(nullable=True)
+    request_rows: pl.Int64 = pa.Field(nullable=True, ge=0)
 
     class Config:
         strict = True
         unique = ["source_name", "file_sha256", "run_id"]
+
+
+class BenchmarkRequest(Lineage):
+    """One request of a benchmark run with per-request detail (vLLM --save-detailed lists).
+
+    row_number is the row (line) of the run this request belongs to."""
+
+    run_id: str = pa.Field(str_length={"min_value": 1})
+    request_index: pl.Int64 = pa.Field(ge=0)
+    succeeded: bool = pa.Field(nullable=True)  # null when the file has no errors list
+    input_tokens: pl.Int64 = pa.Field(nullable=True, ge=0)
+    output_tokens: pl.Int64 = pa.Field(nullable=True, ge=0)
+    ttft_ms: float = _latency_ms()
+    latency_ms: float = _latency_ms()
+    tpot_ms: float = _latency_ms()
+    itl_count: pl.Int64 = pa.Field(nullable=True, ge=0)
+    itl_mean_ms: float = _latency_ms()
+    itl_max_ms: float = _latency_ms()
+    error: str = pa.Field(nullable=True)
+
+    class Config:
+        strict = True

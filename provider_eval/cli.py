@@ -58,11 +58,25 @@ def refresh(
     from flows.refresh import refresh as refresh_flow
     from flows.task_runners import make_task_runner
 
+    from flows import progress
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     runner = make_task_runner(task_runner, cluster_address)
-    with err.status("refreshing: land → parse → validate → load → SQL models → checks → publish"):
-        state = refresh_flow.with_options(task_runner=runner)(
-            sources=str(sources), workloads=str(workloads), warehouse_path=str(warehouse_path),
-            return_state=True)
+    bar = Progress(SpinnerColumn(), TextColumn("refresh: {task.description}"), BarColumn(),
+                   MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
+    with bar:
+        task_id = bar.add_task("starting Prefect", total=None)
+
+        def show(name: str, completed: int | None, total: int | None) -> None:
+            bar.update(task_id, description=name, completed=completed or 0, total=total)
+
+        stop_listening = progress.listen(show)
+        try:
+            state = refresh_flow.with_options(task_runner=runner)(
+                sources=str(sources), workloads=str(workloads), warehouse_path=str(warehouse_path),
+                return_state=True)
+        finally:
+            stop_listening()
     if not state.is_completed():
         unchanged = "" if "stays published" in (state.message or "") else \
             "\nThe previously published warehouse (if any) is unchanged."

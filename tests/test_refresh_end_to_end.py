@@ -4,6 +4,7 @@ import subprocess
 import sys
 from decimal import Decimal
 
+from flows import progress
 from tests.conftest import query, run_refresh
 
 SPEC_COLUMNS = {
@@ -81,7 +82,10 @@ def test_every_input_row_is_accounted_for(sample_warehouse):
     accepted = query(sample_warehouse, "select (select count(*) from offer_history) + (select count(*) from benchmark_runs)")[0][0]
     quarantined = query(sample_warehouse, "select count(*) from quarantine")[0][0]
     assert manifest == (accepted + quarantined, accepted, quarantined)
-    assert manifest[0] == 18  # 3 seed quotes + 9 public price points + 3 quote-yaml options + 3 seed runs
+    # 3 seed quotes + 9 public price points + 3 quote-yaml options + 3 seed runs + 6 benchmark result
+    # runs (MLPerf MI300X Offline/Server, MLPerf MI325X Offline/Server, InferenceX MI355X, vLLM A100 —
+    # quarantined)
+    assert manifest[0] == 24
 
 
 def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
@@ -93,7 +97,17 @@ def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
         union all select 'manifest', md5(string_agg(concat_ws('|', file_sha256, status, rows_in), ',' order by file_sha256)) from ingest_manifest"""
     assert run_refresh(warehouse).is_completed()
     first = query(warehouse, snapshot_sql)
-    assert run_refresh(warehouse).is_completed()
+    events = []
+    stop = progress.listen(lambda *event: events.append(event))
+    try:
+        assert run_refresh(warehouse).is_completed()
+    finally:
+        stop()
+    # The CLI's progress bar sees every stage, in order, and the fan-out's count.
+    stages = list(dict.fromkeys(name for name, _, _ in events))
+    assert stages == ["land", "parse + validate", "load + SQL models + checks", "quality gate", "publish"]
+    parsed = [(done, total) for name, done, total in events if name == "parse + validate"]
+    assert parsed[-1][0] == parsed[-1][1] > 0
     assert query(warehouse, snapshot_sql) == first
     # Landed once: the content-addressed store holds one copy per file.
     assert len(list((tmp_path / "landing").rglob("*.csv"))) == 3

@@ -19,6 +19,8 @@ class LandedFile:
     landed_path: str
     original_path: str
     first_seen_at: str  # ISO-8601 UTC
+    # Companion files landed with this one: [{"original_path", "landed_path", "file_sha256"}].
+    companions: tuple = ()
 
 
 def sha256_of(path: Path) -> str:
@@ -36,22 +38,45 @@ def read_index(landing_dir: Path) -> list[LandedFile]:
     if not index.exists():
         return []
     with open(index, encoding="utf-8") as fh:
-        return [LandedFile(**json.loads(line)) for line in fh if line.strip()]
+        return [_from_json(json.loads(line)) for line in fh if line.strip()]
 
 
-def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime) -> LandedFile:
-    """Copy one file into the store (once per content) and record it in the index."""
+def _from_json(record: dict) -> LandedFile:
+    record["companions"] = tuple(record.get("companions") or ())
+    return LandedFile(**record)
+
+
+def _land_companion(source_name: str, path: Path, landing_dir: Path) -> dict:
+    """Store a companion file's bytes by hash (no index entry of its own: it is never staged alone)."""
+    sha = sha256_of(path)
+    target = landing_dir / source_name / "companions" / f"{sha}{''.join(path.suffixes[-1:])[:16]}"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".part")
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, target)
+    return {"original_path": str(path), "landed_path": str(target), "file_sha256": sha}
+
+
+def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime,
+              companions: list[Path] = ()) -> LandedFile:
+    """Copy one file into the store (once per content) and record it in the index.
+
+    Companions are landed with the file the first time its content is seen; the index entry
+    keeps them, so a replay from the landing store reads the same companion bytes."""
     sha = sha256_of(path)
     # The vendor's file name stays data only: the stored name is the hash (no path traversal).
     target = landing_dir / source_name / f"{sha}{''.join(path.suffixes[-2:])[:16]}"
     for known in read_index(landing_dir):
         if known.source_name == source_name and known.file_sha256 == sha:
-            return LandedFile(source_name, sha, known.landed_path, str(path), known.first_seen_at)
+            return LandedFile(source_name, sha, known.landed_path, str(path), known.first_seen_at,
+                              known.companions)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".part")
     shutil.copyfile(path, tmp)
     os.replace(tmp, target)
-    landed = LandedFile(source_name, sha, str(target), str(path), now.isoformat())
+    landed = LandedFile(source_name, sha, str(target), str(path), now.isoformat(),
+                        tuple(_land_companion(source_name, c, landing_dir) for c in companions))
     with open(landing_dir / INDEX_NAME, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(asdict(landed)) + "\n")
     return landed

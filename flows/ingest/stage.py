@@ -1,5 +1,5 @@
 """Parse and validate one landed file, and write its accepted and quarantined rows as Parquet."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -28,6 +28,8 @@ class FileOutcome:
     rows_quarantined: int
     accepted_parquet: str | None
     quarantine_parquet: str | None
+    # Detail tables written for this file (e.g. benchmark_requests): table → Parquet path.
+    detail_parquets: dict = field(default_factory=dict)
 
 
 def stage_file(landed: LandedFile, fmt: str, defaults: dict, staging_dir: Path) -> FileOutcome:
@@ -36,7 +38,8 @@ def stage_file(landed: LandedFile, fmt: str, defaults: dict, staging_dir: Path) 
     ctx = FileContext(
         path=Path(landed.landed_path), source_name=landed.source_name,
         original_name=Path(landed.original_path).name, file_sha256=landed.file_sha256,
-        first_seen_at=landed.first_seen_at, defaults=defaults,
+        first_seen_at=landed.first_seen_at, defaults=defaults, original_path=landed.original_path,
+        companions={c["original_path"]: c["landed_path"] for c in landed.companions},
     )
     base = dict(source_name=landed.source_name, format=fmt, table=adapter.table,
                 file_sha256=landed.file_sha256, original_path=landed.original_path,
@@ -68,6 +71,13 @@ def stage_file(landed: LandedFile, fmt: str, defaults: dict, staging_dir: Path) 
     quarantine_path = Path(f"{stem}.quarantine.parquet")
     accepted.write_parquet(accepted_path)
     quarantined.write_parquet(quarantine_path)
+    details = {}
+    for table, frame in parsed.details.items():
+        # Detail rows belong to accepted rows only; the adapter checks them, the contract proves it.
+        CONTRACTS[table].validate(frame, lazy=True)
+        details[table] = f"{stem}.{table}.parquet"
+        frame.write_parquet(details[table])
     return FileOutcome(**base, status="loaded", reason=None, rows_in=parsed.rows_in,
                        rows_accepted=accepted.height, rows_quarantined=quarantined.height,
-                       accepted_parquet=str(accepted_path), quarantine_parquet=str(quarantine_path))
+                       accepted_parquet=str(accepted_path), quarantine_parquet=str(quarantine_path),
+                       detail_parquets=details)

@@ -5,7 +5,8 @@ with workloads as (
 ),
 
 runs as (
-    select * from stg_benchmark_runs where completed > 0
+    -- Each run once per unit it measures (its own unit, and requests / tokens from its rates).
+    select * from int_benchmark_throughputs where units_per_hour > 0
 ),
 
 matched as (

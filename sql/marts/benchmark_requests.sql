@@ -1,12 +1,16 @@
--- One row per request of a benchmark run (per-request detail). Empty until per-request formats
--- (vLLM --save-detailed) are ingested; the columns are the contract.
-select
-    null::varchar as run_id,
-    null::bigint as request_index,
-    null::bigint as input_tokens,
-    null::bigint as output_tokens,
-    null::double as ttft_ms,
-    null::double as latency_ms,
-    null::varchar as error,
-    null::varchar as source_name
-where false
+-- One row per request of a benchmark run that kept per-request detail (vLLM / SGLang detailed
+-- output); run_id joins benchmark_runs. Read straight from the raw table: it is the high-volume
+-- table, and a staging copy would double its size for no change.
+with requests as (
+    select * from raw_benchmark_requests
+),
+
+final as (
+    select
+        run_id, request_index, input_tokens, output_tokens, ttft_ms, latency_ms, error, source_name,
+        succeeded, tpot_ms, itl_count, itl_mean_ms, itl_max_ms,
+        source_file, file_sha256, row_number as run_row_number
+    from requests
+)
+
+select * from final

@@ -1,4 +1,6 @@
--- One row per benchmark run, with its throughput in completed units per hour (whole configuration).
+-- One row per benchmark run, with its throughput in completed units per hour (whole configuration)
+-- and its rates per GPU. The adapters already put every value in its canonical unit (ms, s,
+-- whole-system per-second rates); the per-GPU rates are derived here, once.
 with runs as (
     select * from raw_benchmark_runs
 ),
@@ -6,7 +8,10 @@ with runs as (
 final as (
     select
         *,
-        completed * 3600.0 / duration_s as units_per_hour
+        completed * 3600.0 / duration_s as units_per_hour,
+        output_tokens_per_s / gpu_count as output_tokens_per_s_per_gpu,
+        total_tokens_per_s / gpu_count as total_tokens_per_s_per_gpu,
+        total_tokens_per_s - output_tokens_per_s as input_tokens_per_s
     from runs
 )
 

@@ -1,5 +1,8 @@
 """Format adapters: one module per format id, each mapping a file to a canonical frame."""
 from flows.ingest.adapters import quote_csv, quote_yaml, run_csv
+from flows.ingest.adapters import (
+    inferencex_agg, mlperf_summary, sglang_serving, vllm_serve, vllm_serve_log, vllm_throughput,
+)
 from flows.ingest.adapters.base import Adapter
 
 ADAPTERS: dict[str, Adapter] = {
@@ -8,5 +11,14 @@ ADAPTERS: dict[str, Adapter] = {
         Adapter("quote-csv", "quotes", "quote_observations", quote_csv.parse),
         Adapter("run-csv", "benchmarks", "benchmark_runs", run_csv.parse),
         Adapter("quote-yaml", "quotes", "quote_observations", quote_yaml.parse),
+        Adapter("vllm-serve", "benchmarks", "benchmark_runs", vllm_serve.parse,
+                ignores=vllm_serve.is_pytorch_sibling),
+        Adapter("vllm-serve-log", "benchmarks", "benchmark_runs", vllm_serve_log.parse),
+        Adapter("vllm-throughput", "benchmarks", "benchmark_runs", vllm_throughput.parse,
+                ignores=vllm_serve.is_pytorch_sibling),
+        Adapter("sglang-serving", "benchmarks", "benchmark_runs", sglang_serving.parse),
+        Adapter("mlperf-summary", "benchmarks", "benchmark_runs", mlperf_summary.parse,
+                companions=mlperf_summary.system_json_path),
+        Adapter("inferencex-agg", "benchmarks", "benchmark_runs", inferencex_agg.parse),
     )
 }

@@ -1,5 +1,5 @@
 """What every format adapter returns, and the rule machinery they share."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -22,6 +22,17 @@ class FileRejected(Exception):
         self.detail = detail
 
 
+def read_utf8(path, original_name: str) -> str:
+    """A file's text; an empty or non-UTF-8 file is rejected whole, with the reason."""
+    data = path.read_bytes()
+    if not data.strip():
+        raise FileRejected("EMPTY", f"{original_name} is empty")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+
+
 @dataclass(frozen=True)
 class FileContext:
     """What an adapter knows about the file it parses, besides its bytes."""
@@ -32,6 +43,10 @@ class FileContext:
     file_sha256: str
     first_seen_at: str  # ISO-8601 UTC; the default observation time for rows without one
     defaults: dict
+    # Where the file was found (the landing store renames it to its hash); data only, never opened.
+    original_path: str = ""
+    # Companion files landed with it (e.g. an MLPerf system JSON): original path → landed path.
+    companions: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -41,6 +56,9 @@ class ParseResult:
     accepted: pl.DataFrame
     quarantined: pl.DataFrame
     rows_in: int
+    # Detail tables that hang off accepted rows (e.g. per-request rows of a benchmark run):
+    # canonical table name → frame. They are validated and loaded, but are not counted as rows in.
+    details: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -51,6 +69,11 @@ class Adapter:
     kind: str
     table: str
     parse: Callable[[FileContext], ParseResult]
+    # Files that must be landed alongside a matched file so a refresh can be replayed from the
+    # landing store alone (e.g. MLPerf's systems/<system>.json next to a results summary).
+    companions: Callable[[Path], list[Path]] | None = None
+    # Files a source's glob may match that are not this format (e.g. vLLM's *.pytorch.json siblings).
+    ignores: Callable[[Path], bool] | None = None
 
 
 @dataclass(frozen=True)

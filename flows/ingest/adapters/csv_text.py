@@ -5,20 +5,14 @@ import json
 
 import polars as pl
 
-from flows.ingest.adapters.base import FileContext, FileRejected
+from flows.ingest.adapters.base import FileContext, FileRejected, read_utf8
 
 ASCII_SPACE = " \t\r\n"
 
 
 def read_csv_text(ctx: FileContext, required: set[str], optional: set[str]) -> pl.DataFrame:
     """Columns become `raw_<name>` (stripped text, empty → null) plus a 1-based `row_number`."""
-    data = ctx.path.read_bytes()
-    if not data.strip():
-        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+    data = read_utf8(ctx.path, ctx.original_name).encode("utf-8")
     try:
         # infer_schema=False: every cell stays text, so a late '1.5' in an int column is a row
         # problem we can name, not a schema the reader guessed from the first rows.
@@ -28,17 +22,7 @@ def read_csv_text(ctx: FileContext, required: set[str], optional: set[str]) -> p
         raise FileRejected("CSV_MALFORMED", first_line) from None
     header = [c.strip().lstrip("\ufeff") for c in frame.columns]
     frame.columns = header
-    missing = required - set(header)
-    unknown = set(header) - required - optional
-    if missing or unknown:
-        parts = []
-        if missing:
-            parts.append(f"missing column(s) {sorted(missing)}")
-        if unknown:
-            parts.append(f"unknown column(s) {sorted(unknown)}")
-        raise FileRejected("SCHEMA_DRIFT", "; ".join(parts))
-    if len(set(header)) != len(header):
-        raise FileRejected("SCHEMA_DRIFT", "a column name appears twice in the header")
+    _check_header(header, required, optional)
     cells = [
         pl.col(c).str.strip_chars(ASCII_SPACE).replace("", None).alias(f"raw_{c}")
         for c in sorted(required | optional) if c in header
@@ -73,13 +57,7 @@ def read_csv_rows(ctx: FileContext, required: set[str], optional: set[str]) -> p
     are not rows. Cells are stripped of ASCII whitespace only: a no-break space or zero-width
     character stays in the cell so a look-alike name can never match a real one.
     """
-    data = ctx.path.read_bytes()
-    if not data.strip():
-        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+    text = read_utf8(ctx.path, ctx.original_name)
     # The csv module (not a sniffing reader) so each record's own field count is known.
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
     try:

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import polars as pl
 
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, read_utf8
 from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
@@ -81,13 +81,7 @@ def _rows(doc) -> list[dict]:
 
 def parse(ctx: FileContext) -> ParseResult:
     """Read one quote-yaml file into canonical quote observations plus quarantined rows."""
-    data = ctx.path.read_bytes()
-    if not data.strip():
-        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+    read_utf8(ctx.path, ctx.original_name)
     try:
         doc = load_yaml_with_lines(ctx.path)
     except ConfigError as exc:

@@ -3,6 +3,7 @@ import polars as pl
 
 from flows.ingest.adapters import fields as f
 from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules
+from flows.ingest.adapters.bench_runs import with_contract_columns
 from flows.ingest.adapters.csv_text import read_csv_text
 
 REQUIRED = {"run_id", "gpu_count", "unit", "completed", "duration_s"}
@@ -79,4 +80,5 @@ def parse(ctx: FileContext) -> ParseResult:
     """Read one run-csv file into canonical benchmark runs plus quarantined rows."""
     raw = read_csv_text(ctx, REQUIRED, OPTIONAL)
     good, bad = apply_rules(raw, _rules(ctx.defaults))
-    return ParseResult(accepted=_canonical(good, ctx), quarantined=bad, rows_in=raw.height)
+    accepted = with_contract_columns(_canonical(good, ctx), "run-csv")
+    return ParseResult(accepted=accepted, quarantined=bad, rows_in=raw.height)

@@ -1,0 +1,80 @@
+"""Read a JSON document (or one JSON line) strictly: whole-file problems get a reason code."""
+import json
+
+from flows.ingest.adapters.base import FileContext, FileRejected
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names the same key twice (which value is meant is unknowable)."""
+
+
+def _no_duplicates(pairs: list) -> dict:
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise DuplicateKey(f"key {key!r} appears twice in one object")
+        seen[key] = value
+    return seen
+
+
+def loads(text: str):
+    """json.loads that refuses duplicate keys (NaN / Infinity literals parse: the rules name them)."""
+    return json.loads(text, object_pairs_hook=_no_duplicates)
+
+
+def _ends_early(exc: json.JSONDecodeError, text: str) -> bool:
+    """The parser ran off the end of the text (cut mid-object, mid-array or mid-string)."""
+    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+
+
+def read_text(ctx: FileContext) -> str:
+    """The file's text; empty or non-UTF-8 files are rejected."""
+    data = ctx.path.read_bytes()
+    if not data.strip():
+        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+
+
+def read_document(ctx: FileContext):
+    """Parse the whole file as one JSON value; a cut-off document is TRUNCATED, not malformed."""
+    text = read_text(ctx)
+    try:
+        return loads(text)
+    except DuplicateKey as exc:
+        raise FileRejected("SCHEMA_DRIFT", str(exc)) from None
+    except json.JSONDecodeError as exc:
+        # The parser ran off the end of the text: the file was cut short (a killed writer, a
+        # partial download), so none of it is trusted.
+        if _ends_early(exc, text):
+            raise FileRejected("TRUNCATED", f"JSON ends early (line {exc.lineno}): {exc.msg}") from None
+        raise FileRejected("JSON_MALFORMED", f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def read_lines(text: str, is_result, what: str):
+    """JSON Lines: (line number, object) for each good line, and (line, code, detail, text) for each bad one.
+
+    One bad line never hides the lines after it; only the last line can be TRUNCATED (a killed
+    writer), any other unreadable line is JSON_MALFORMED."""
+    good, bad = [], []
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = loads(line)
+        except DuplicateKey as exc:
+            bad.append((number, "SCHEMA_DRIFT", f"line {number}: {exc}", line))
+            continue
+        except json.JSONDecodeError as exc:
+            cut = number == len(lines) and not text.endswith("\n") and _ends_early(exc, line)
+            bad.append((number, "TRUNCATED" if cut else "JSON_MALFORMED",
+                        f"line {number} column {exc.colno}: {exc.msg}", line))
+            continue
+        if not is_result(doc):
+            bad.append((number, "SCHEMA_DRIFT", f"line {number} is not {what}", line))
+            continue
+        good.append((number, doc))
+    return good, bad
