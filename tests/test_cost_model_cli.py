@@ -56,7 +56,7 @@ def test_rank_json_is_measured_unless_estimates_are_asked_for(sample_warehouse):
 def test_bundled_workloads_without_runs_are_excluded_with_their_reasons(sample_warehouse):
     rows = query(sample_warehouse, """
         select workload_id, list_sort(list_distinct(flatten(list(exclusion_reasons))))
-        from workload_costs where workload_id != 'seed-000-same-task' group by all order by all""")
+        from workload_costs where workload_id like 'llama31-%' group by all order by all""")
     assert [r[0] for r in rows] == ["llama31-405b-fp8", "llama31-70b-128k-one-gpu", "llama31-70b-chat",
                                     "llama31-8b-lora"]
     assert all(set(reasons) <= {"NO_BENCHMARK", "DOES_NOT_FIT"} and "NO_BENCHMARK" in reasons for _, reasons in rows)
@@ -80,3 +80,15 @@ def test_utilisation_is_validated_and_defaults_to_one(tmp_path):
                         f"    utilisation: {bad}\n")
         with pytest.raises(ConfigError, match="utilisation"):
             load_workloads(path)
+
+
+def test_llama2_workload_is_ranked_on_real_mlperf_runs(sample_warehouse):
+    """MLPerf v4.1 8 x MI300X Llama2-70B (Offline 23514.8, Server 21028.23 tok/s): the median, both ids kept."""
+    ranked = query(sample_warehouse, """select gpu_model, gpu_count, billing_model, benchmark_run_ids, hours_billed
+                                        from rankings where workload_id = 'llama2-70b-fp8-offline-tokens'
+                                        order by rank""")
+    assert ranked and {(g, n) for g, n, *_ in ranked} == {("MI300X", 8)}
+    assert all(len(ids) == 2 and all("llama2-70b-99" in i for i in ids) for *_, ids, _ in ranked)
+    # 1e9 tokens / ((23514.8 + 21028.23) / 2 tok/s) = 12.47 h: 13 h on hourly offers, a whole month on monthly.
+    assert {b: h for _, _, b, _, h in ranked}["on_demand"] == 13
+    assert {b: h for _, _, b, _, h in ranked}["monthly"] == 730
