@@ -32,6 +32,11 @@ test-deps:
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			openssh-server openssh-client coreutils chromium; }
 
+# Synthetic inputs → the real refresh, per-stage timings vs DuckDB alone (docs/benchmark.md).
+SCALE ?= default
+bench: $(STAMP)
+	$(BIN)/python -m bench.run --scale $(SCALE)
+
 # A local Prefect server + worker with the scheduled refresh deployed (docs/production.md).
 serve: $(STAMP)
 	deployments/serve.sh

@@ -4,6 +4,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from flows.ingest.adapters import ADAPTERS
+from flows.ingest.sources import Source
 from flows.probe.evidence import read_records
 
 VALIDATION_SCHEMA = {
@@ -41,3 +43,17 @@ def load_validations(con: duckdb.DuckDBPyConnection, directory: Path) -> list[tu
     con.execute("create table raw_hardware_validations as select * from __validations")
     con.unregister("__validations")
     return rejected
+
+
+def validation_benchmark_sources(directory: Path) -> list[Source]:
+    """Result files of representative benchmarks run during validations, one source per format.
+
+    `validate-host --workload` keeps them under validations/benchmarks/<format id>/; the refresh
+    ingests them like any declared benchmark file (their --metadata names provider, GPU and count).
+    """
+    root = Path(directory) / "benchmarks"
+    if not root.is_dir():
+        return []
+    return [Source(name=f"validation-benchmarks-{fmt.name}", kind="benchmarks", format=fmt.name,
+                   path="*.json", base_dir=fmt, line=0)
+            for fmt in sorted(root.iterdir()) if fmt.is_dir() and fmt.name in ADAPTERS]

@@ -8,14 +8,16 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.states import Failed
 
-from flows.ingest.adapters import ADAPTERS
 from flows import progress
+from flows.ingest.adapters import ADAPTERS
+from flows.ingest.fetch_sources import Fetched, fetch_url_sources
 from flows.ingest.land import LandedFile, land_file, read_index
 from flows.ingest.sources import Source, load_sources
 from flows.ingest.stage import FileOutcome, stage_file
 from flows.ingest.workloads import load_workloads
+from flows.task_runners import make_task_runner
 from flows.load import load_reference, load_staged
-from flows.load_validations import load_validations
+from flows.load_validations import load_validations, validation_benchmark_sources
 from flows.quality.gate import quality_gate
 from provider_eval import sql_models, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed, SqlModelError
@@ -42,10 +44,21 @@ class RefreshSummary:
 
 
 @task
-def land_sources(sources: list[Source], landing_dir: str, now: str) -> list[tuple[LandedFile, str, dict]]:
-    """Copy each declared file into the landing store; return every landed file of these sources."""
+def fetch_sources(sources: list[Source], downloads_dir: str, now: str) -> tuple[list[Fetched], list[FileOutcome]]:
+    """Download the `url:` sources; each failure is a rejected manifest row, not a failed refresh."""
+    return fetch_url_sources(sources, Path(downloads_dir), now)
+
+
+@task
+def land_sources(sources: list[Source], landing_dir: str, now: str,
+                 fetched: list[Fetched] | None = None) -> list[tuple[LandedFile, str, dict]]:
+    """Copy each declared file (and each downloaded body) into the landing store; return every landed file of these sources."""
     when = dt.datetime.fromisoformat(now)
+    for body in fetched or []:
+        land_file(body.source_name, body.body_path, Path(landing_dir), when, original=body.url)
     for source in sources:
+        if source.url is not None:
+            continue
         matched = source.files()
         if not matched:
             get_run_logger().warning("source %r (line %d): no file matches %r", source.name, source.line, source.path)
@@ -120,6 +133,13 @@ def _dedupe(landed: list[tuple[LandedFile, str, dict]]) -> tuple[list, list[File
     return unique, duplicates
 
 
+def _sweep_builds(builds: Path, warehouse_name: str) -> None:
+    """Remove this warehouse's build folders a killed refresh left behind (hold the writer lock)."""
+    if builds.is_dir():
+        for leftover in builds.glob(f"{warehouse_name}.*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
 def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path) -> RefreshSummary:
     """The refresh's steps, in order (the flow wraps this so failures become a Failed state)."""
     log = get_run_logger()
@@ -127,12 +147,19 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     sources = load_sources(sources_file)
     load_workloads(workloads_file)  # fail fast, before any work, on a malformed workloads file
     root = warehouse_file.parent
-    build_dir = root / ".build" / uuid.uuid4().hex
-    build_dir.mkdir(parents=True)
+    sources += validation_benchmark_sources(root / "validations")
+    build_dir = root / ".build" / f"{warehouse_file.name}.{uuid.uuid4().hex}"
     try:
         with warehouse.writer_lock(warehouse_file):
-            progress.stage("land")
-            landed = land_sources(sources, str(root / "landing"), now)
+            # Only the lock holder builds, so anything left in .build is a killed refresh's debris.
+            _sweep_builds(root / ".build", warehouse_file.name)
+            build_dir.mkdir(parents=True)
+            progress.stage("fetch + land")
+            fetched, fetch_failures = fetch_sources(sources, str(build_dir / "downloads"), now)
+            for failure in fetch_failures:
+                log.warning("fetch failed for source %s (%s): %s", failure.source_name, failure.original_path,
+                            failure.reason)
+            landed = land_sources(sources, str(root / "landing"), now, fetched)
             unique, duplicates = _dedupe(landed)
             log.info("landed %d file(s) from %d source(s)", len(unique), len(sources))
             futures = [stage.submit(lf, fmt, defaults, str(build_dir / "staged")) for lf, fmt, defaults in unique]
@@ -141,7 +168,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             for done, future in enumerate(futures, start=1):
                 staged.append(future.result())
                 progress.stage("parse + validate", done, len(futures))
-            outcomes = staged + duplicates
+            outcomes = staged + duplicates + fetch_failures
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
@@ -169,7 +196,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     return summary
 
 
-@flow(name="refresh-pricing", log_prints=False)
+@flow(name="refresh-pricing", log_prints=False, task_runner=make_task_runner("threads"))
 def refresh(
     sources: str = str(DEFAULT_SOURCES),
     workloads: str = str(DEFAULT_WORKLOADS),

@@ -28,7 +28,9 @@ def share_ephemeral_api_with_workers() -> None:
 def make_task_runner(name: str = "threads", address: str | None = None, workers: int | None = None):
     """A Prefect task runner by name; `address` joins an existing cluster instead of starting one."""
     if name == "threads":
-        return ThreadPoolTaskRunner(max_workers=workers)
+        # Bounded: one thread per file would mean thousands of threads at scale (measured by make bench),
+        # and parsing is CPU-bound polars work that gains nothing past a few threads per core.
+        return ThreadPoolTaskRunner(max_workers=workers or 2 * (os.cpu_count() or 1))
     if name == "dask":
         # Dask's own INFO chatter (scheduler/nanny start and stop) is not the user's business;
         # set before distributed is imported so worker processes inherit it too.

@@ -13,11 +13,13 @@ from provider_eval.paths import DEFAULT_WAREHOUSE
 @task(cache_policy=NO_CACHE)
 def probe_and_decide(host: str, offer_id: str, user: str, port: int, identity_file: str, known_hosts: str,
                      warehouse_path: str, timeout_s: float, connect_timeout_s: float, bench: bool,
-                     deep: bool) -> dict:
+                     deep: bool, workload: str | None = None, workload_params: dict | None = None,
+                     workload_timeout_s: float = 1800) -> dict:
     """One validation; deadlines come from the SSH client, not from Prefect (it cannot interrupt blocking I/O)."""
     return validate.validate_host(host, offer_id, user, port, Path(identity_file), Path(known_hosts),
                                   Path(warehouse_path), timeout_s=timeout_s, connect_timeout_s=connect_timeout_s,
-                                  bench=bench, deep=deep)
+                                  bench=bench, deep=deep, workload=workload, workload_params=workload_params,
+                                  workload_timeout_s=workload_timeout_s)
 
 
 @flow(name="validate-host", log_prints=False)
@@ -33,12 +35,15 @@ def validate_host(
     connect_timeout_s: float = 10,
     bench: bool = True,
     deep: bool = False,
+    workload: str | None = None,
+    workload_params: dict | None = None,
+    workload_timeout_s: float = 1800,
 ):
     """Validate one host against one offer; the evidence record is the result (loaded by the next refresh)."""
     try:
         record = probe_and_decide(host, offer_id, user, port, str(Path(identity_file).expanduser()),
                                   str(Path(known_hosts).expanduser()), warehouse_path, timeout_s,
-                                  connect_timeout_s, bench, deep)
+                                  connect_timeout_s, bench, deep, workload, workload_params, workload_timeout_s)
     except ProviderEvalError as exc:
         return Failed(message=str(exc), data=exc)
     get_run_logger().info("%s vs %s: %s (%s)", host, offer_id, record["verdict"], record["evidence_path"])

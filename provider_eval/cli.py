@@ -363,17 +363,29 @@ def validate_host(
     connect_timeout: Annotated[float, typer.Option(help="Seconds for TCP connect, SSH handshake and auth.")] = 10,
     bench: Annotated[bool, typer.Option(help="Run the bf16 GEMM and HBM copy micro-benchmarks.")] = True,
     deep: Annotated[bool, typer.Option(help="Also run rccl-tests all_reduce_perf and RVS gst when installed (slow).")] = False,
+    workload: Annotated[str | None, typer.Option(help="Also run a representative benchmark from an allow-listed "
+                                                 "template (vllm-serve); its result is ingested as a measured run.")] = None,
+    workload_param: Annotated[list[str] | None, typer.Option(help="Template parameter KEY=VALUE (repeatable), "
+                                                             "e.g. model=meta-llama/Llama-3.1-8B-Instruct.")] = None,
+    workload_timeout: Annotated[float, typer.Option(help="Seconds the representative benchmark may take.")] = 1800,
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Probe a rented host over SSH and check it against a quote before signing (exit 0 pass, 1 fail, 3 inconclusive, 2 error)."""
     from flows.probe.validate import summary_json, validate_host as run_validation
 
+    params = {}
+    for item in workload_param or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            _fail(f"--workload-param {item!r} is not KEY=VALUE", code=2)
+        params[key.strip()] = value.strip()
     try:
         with err.status(f"probing {host} over SSH"):
             record = run_validation(host, offer, user, port, identity_file.expanduser(), known_hosts.expanduser(),
                                     warehouse_path, timeout_s=timeout, connect_timeout_s=connect_timeout, bench=bench,
-                                    deep=deep)
+                                    deep=deep, workload=workload, workload_params=params,
+                                    workload_timeout_s=workload_timeout)
     except ProviderEvalError as exc:
         # No verdict at all (refused, unreachable, unsafe input): exit 2, never confused with a verdict.
         _fail(f"no validation recorded: {exc}", code=2)
@@ -389,6 +401,8 @@ def validate_host(
             err.print(f"evidence: {record['evidence_path']} (loaded into hardware_validations by the next refresh)",
                       highlight=False)
     raise typer.Exit(VERDICT_EXIT[record["verdict"]])
+
+
 @app.command()
 def report(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="HTML file to write (default: report.html "

@@ -85,15 +85,17 @@ def test_every_input_row_is_accounted_for(sample_warehouse):
     assert manifest == (accepted + quarantined, accepted, quarantined)
     # 3 seed quotes + 9 public price points + 3 quote-yaml options + 3 seed runs + 6 benchmark result
     # runs (MLPerf MI300X Offline/Server, MLPerf MI325X Offline/Server, InferenceX MI355X, vLLM A100 —
-    # quarantined)
-    assert manifest[0] == 24
+    # quarantined) = 24, plus provider catalogs (docs/formats/catalogs.md): DigitalOcean 5,
+    # Vultr 6 + 10, Hot Aisle 1, RunPod 1, gpuhunt/Crusoe 2, SkyPilot DigitalOcean 38 and Lambda 51
+    # records = 114.
+    assert manifest[0] == 24 + 114
 
 
 def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
     warehouse = tmp_path / "w.duckdb"
     snapshot_sql = """
         select 'rankings', md5(string_agg(concat_ws('|', workload_id, rank, offer_id, total_cost_usd), ',' order by workload_id, rank)) from rankings
-        union all select 'offers', md5(string_agg(concat_ws('|', offer_id, billing_model, usd_per_gpu_hour, observed_at), ',' order by offer_id, billing_model)) from offers
+        union all select 'offers', md5(string_agg(concat_ws('|', source_name, offer_id, billing_model, tier, commitment_term_hours, usd_per_gpu_hour, observed_at), ',' order by source_name, offer_id, billing_model, tier, commitment_term_hours)) from offers
         union all select 'offer_history', count(*)::varchar from offer_history
         union all select 'manifest', md5(string_agg(concat_ws('|', file_sha256, status, rows_in), ',' order by file_sha256)) from ingest_manifest"""
     assert run_refresh(warehouse).is_completed()
@@ -106,12 +108,13 @@ def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
         stop()
     # The CLI's progress bar sees every stage, in order, and the fan-out's count.
     stages = list(dict.fromkeys(name for name, _, _ in events))
-    assert stages == ["land", "parse + validate", "load + SQL models + checks", "quality gate", "publish"]
+    assert stages == ["fetch + land", "parse + validate", "load + SQL models + checks", "quality gate", "publish"]
     parsed = [(done, total) for name, done, total in events if name == "parse + validate"]
     assert parsed[-1][0] == parsed[-1][1] > 0
     assert query(warehouse, snapshot_sql) == first
     # Landed once: the content-addressed store holds one copy per file.
-    assert len(list((tmp_path / "landing").rglob("*.csv"))) == 3
+    # (3 bundled CSV quote/run files + 3 catalog CSVs; catalogs also land JSON bodies.)
+    assert len(list((tmp_path / "landing").rglob("*.csv"))) == 6
 
 
 def test_rank_cli_shows_all_three_with_cost_per_completed_workload(sample_warehouse):

@@ -38,7 +38,12 @@ def read_index(landing_dir: Path) -> list[LandedFile]:
     if not index.exists():
         return []
     with open(index, encoding="utf-8") as fh:
-        return [_from_json(json.loads(line)) for line in fh if line.strip()]
+        lines = fh.readlines()
+    # A refresh killed mid-append leaves a last line without its newline: that entry never
+    # finished, so it is skipped (its file is landed again next time).
+    if lines and not lines[-1].endswith("\n"):
+        lines = lines[:-1]
+    return [_from_json(json.loads(line)) for line in lines if line.strip()]
 
 
 def _from_json(record: dict) -> LandedFile:
@@ -59,24 +64,43 @@ def _land_companion(source_name: str, path: Path, landing_dir: Path) -> dict:
 
 
 def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime,
-              companions: list[Path] = ()) -> LandedFile:
+              companions: list[Path] = (), original: str | None = None) -> LandedFile:
     """Copy one file into the store (once per content) and record it in the index.
 
     Companions are landed with the file the first time its content is seen; the index entry
-    keeps them, so a replay from the landing store reads the same companion bytes."""
+    keeps them, so a replay from the landing store reads the same companion bytes.
+    `original` names where the bytes came from when that is not `path` (a downloaded URL).
+    """
     sha = sha256_of(path)
+    origin = original or str(path)
     # The vendor's file name stays data only: the stored name is the hash (no path traversal).
     target = landing_dir / source_name / f"{sha}{''.join(path.suffixes[-2:])[:16]}"
     for known in read_index(landing_dir):
         if known.source_name == source_name and known.file_sha256 == sha:
-            return LandedFile(source_name, sha, known.landed_path, str(path), known.first_seen_at,
+            return LandedFile(source_name, sha, known.landed_path, origin, known.first_seen_at,
                               known.companions)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".part")
-    shutil.copyfile(path, tmp)
-    os.replace(tmp, target)
-    landed = LandedFile(source_name, sha, str(target), str(path), now.isoformat(),
+    try:
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, target)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a half copy (e.g. disk full) must not keep holding the space
+        raise
+    landed = LandedFile(source_name, sha, str(target), origin, now.isoformat(),
                         tuple(_land_companion(source_name, c, landing_dir) for c in companions))
-    with open(landing_dir / INDEX_NAME, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(asdict(landed)) + "\n")
+    _append_line(landing_dir / INDEX_NAME, json.dumps(asdict(landed)) + "\n")
     return landed
+
+
+def _append_line(index: Path, line: str) -> None:
+    """Append one index line in a single write, first cutting off a torn line a killed refresh left."""
+    fd = os.open(index, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.ftruncate(fd, os.pread(fd, size, 0).rfind(b"\n") + 1)
+        os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)

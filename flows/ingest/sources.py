@@ -1,12 +1,18 @@
 """Read sources.yaml: which inputs exist, their format and the metadata defaults they need."""
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from flows.ingest.adapters import ADAPTERS
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
 
-SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description", "max_quote_age_days"}
+SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description", "max_quote_age_days",
+               "auth_env", "fetch"}
+# A `url:` source's download limits (flows/ingest/fetch.py FetchPolicy); each is optional.
+FETCH_KEYS = {"timeout_s", "deadline_s", "max_bytes", "attempts", "backoff_s", "max_retry_after_s"}
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Top-level `settings:` keys; a source may override each with a key of the same name.
 SETTING_KEYS = {"max_quote_age_days"}
 DEFAULT_KEYS = {
@@ -28,6 +34,11 @@ class Source:
     line: int
     defaults: dict = field(default_factory=dict)
     max_quote_age_days: int | None = None
+    # A `url:` source is downloaded at refresh; its API token comes from the environment variable
+    # named in auth_env (the name is configuration, the value never is).
+    url: str | None = None
+    auth_env: str | None = None
+    fetch: dict = field(default_factory=dict)
 
     def adapter_options(self) -> dict:
         """What the adapter receives: the defaults plus this source's quote settings."""
@@ -36,7 +47,9 @@ class Source:
         return {**self.defaults, "max_quote_age_days": self.max_quote_age_days}
 
     def files(self) -> list[Path]:
-        """The files the path glob matches today, sorted for a stable order."""
+        """The files the path glob matches today, sorted for a stable order (none for a url source)."""
+        if self.url is not None:
+            return []
         pattern = Path(self.path)
         if pattern.is_absolute():
             root, rel = Path(pattern.anchor), str(pattern.relative_to(pattern.anchor))
@@ -66,6 +79,34 @@ def load_settings(doc: dict, file: Path) -> dict:
     return {"max_quote_age_days": _check_age(settings.get("max_quote_age_days"), f"{file}: line {line}")}
 
 
+def _check_url(raw: dict, where: str) -> tuple[str | None, str | None, dict]:
+    """url, auth_env and fetch limits of a downloaded source; secrets never live in sources.yaml."""
+    url = raw.get("url")
+    if url is None:
+        for key in ("auth_env", "fetch"):
+            if key in raw:
+                raise ConfigError(f"{where}: '{key}' applies only to a 'url' source")
+        return None, None, {}
+    if "path" in raw:
+        raise ConfigError(f"{where}: give either 'path' or 'url', not both")
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{where}: url must be an http(s) address, got {url!r}")
+    if parts.username or parts.password:
+        raise ConfigError(f"{where}: url must not embed credentials; name an environment variable in 'auth_env'")
+    auth_env = raw.get("auth_env")
+    if auth_env is not None and not (isinstance(auth_env, str) and ENV_NAME.match(auth_env)):
+        raise ConfigError(f"{where}: auth_env must be an environment variable NAME (e.g. VULTR_API_KEY), "
+                          "never the secret itself")
+    fetch = raw.get("fetch") or {}
+    if not isinstance(fetch, dict) or set(fetch) - FETCH_KEYS:
+        raise ConfigError(f"{where}: 'fetch' may set only {sorted(FETCH_KEYS)}")
+    for key, value in fetch.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"{where}: fetch.{key} must be a number >= 0, got {value!r}")
+    return url, auth_env, dict(fetch)
+
+
 def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source:
     line = getattr(raw, "line", 0)
     where = f"{file}: line {line}"
@@ -86,10 +127,9 @@ def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source
         )
     if adapter.kind != raw["kind"]:
         raise ConfigError(f"{where}: format {raw['format']!r} holds {adapter.kind}, not {raw['kind']}")
-    if "url" in raw:
-        raise ConfigError(f"{where}: 'url' sources are not supported yet; download the file and use 'path'")
-    if not isinstance(raw.get("path"), str):
-        raise ConfigError(f"{where}: 'path' (a file or glob relative to {file.name}) is required")
+    url, auth_env, fetch = _check_url(raw, where)
+    if url is None and not isinstance(raw.get("path"), str):
+        raise ConfigError(f"{where}: 'path' (a file or glob relative to {file.name}) or 'url' is required")
     defaults = raw.get("defaults") or {}
     if not isinstance(defaults, dict):
         raise ConfigError(f"{where}: 'defaults' must be a mapping")
@@ -100,9 +140,9 @@ def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source
     if max_age is None:
         max_age = (settings or {}).get("max_quote_age_days")
     return Source(
-        name=raw["name"], kind=raw["kind"], format=raw["format"], path=raw["path"],
+        name=raw["name"], kind=raw["kind"], format=raw["format"], path=raw.get("path") or "",
         base_dir=file.parent.resolve(), line=line, defaults=dict(defaults),
-        max_quote_age_days=max_age,
+        max_quote_age_days=max_age, url=url, auth_env=auth_env, fetch=fetch,
     )
 
 

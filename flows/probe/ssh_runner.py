@@ -155,3 +155,10 @@ def run_probe(target: Target, connect_timeout_s: float = 10, command_timeout_s: 
     payload = PROBE_SCRIPT.read_bytes() if script is None else script
     return asyncio.run(_run(target, command, payload, connect_timeout_s, command_timeout_s + CLIENT_GRACE_S,
                             max_output_bytes))
+
+
+def run_command(target: Target, command: str, connect_timeout_s: float = 10, command_timeout_s: float = 300,
+                max_output_bytes: int = MAX_OUTPUT_BYTES) -> RemoteResult:
+    """Run one prepared command (already allow-listed and quoted) with nothing on stdin."""
+    return asyncio.run(_run(target, command, b"", connect_timeout_s, command_timeout_s + CLIENT_GRACE_S,
+                            max_output_bytes))

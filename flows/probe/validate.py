@@ -5,8 +5,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from flows.probe import evidence, ssh_runner, verdict
+from flows.probe import workload as bench_workload
 from flows.probe.probe import json_documents
-from provider_eval import warehouse
+from provider_eval import feasibility, warehouse
 from provider_eval.errors import ProviderEvalError
 
 
@@ -36,10 +37,15 @@ def parse_probe_output(stdout: str) -> dict | None:
 
 def validate_host(host: str, offer_id: str, user: str, port: int, identity_file: Path, known_hosts: Path,
                   warehouse_path: Path, timeout_s: float = 300, connect_timeout_s: float = 10,
-                  bench: bool = True, reference: verdict.Reference | None = None, deep: bool = False) -> dict:
+                  bench: bool = True, reference: verdict.Reference | None = None, deep: bool = False,
+                  workload: str | None = None, workload_params: dict | None = None,
+                  workload_timeout_s: float = 1800) -> dict:
     """Run the whole validation and return the evidence record (also written under the warehouse)."""
     # Allow-list first: nothing is looked up, built or sent for a target that fails it.
     target = ssh_runner.validate_target(host, port, user, identity_file, known_hosts)
+    if workload:
+        # Check the benchmark request too before anything is sent (the command is built later).
+        bench_workload.build_command(workload, workload_params or {}, {}, 1)
     quote = lookup_quote(warehouse_path, offer_id)
     result = ssh_runner.run_probe(target, connect_timeout_s=connect_timeout_s, command_timeout_s=timeout_s,
                                   bench=bench, deep=deep)
@@ -53,13 +59,20 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
                         + verdict.printable(result.stderr.strip()[-300:]))
     probe = parse_probe_output(result.stdout) if not (result.timed_out or result.truncated) else None
     decided = verdict.decide(probe, quote, reference or verdict.Reference.load(), problems)
+    if probe and decided.measured.get("gpu_models") == [quote["gpu_model"]]:
+        _check_software_stack(decided, probe, quote["gpu_model"])
 
     directory = evidence.validations_dir(warehouse_path)
     probe_sha = evidence.store_raw_probe(directory, result.stdout.encode())
     validated_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    validation_id = evidence.validation_id(host, port, offer_id, validated_at, probe_sha)
+    workload_record = None
+    if workload:
+        workload_record = _representative_workload(target, quote, decided, validation_id, directory, workload,
+                                                   workload_params or {}, connect_timeout_s, workload_timeout_s)
     record = {
         "schema_version": evidence.EVIDENCE_SCHEMA,
-        "validation_id": evidence.validation_id(host, port, offer_id, validated_at, probe_sha),
+        "validation_id": validation_id,
         "host": host, "port": port, "user": user,
         "offer_id": offer_id, "provider": quote["provider"],
         "quoted_gpu_model": quote["gpu_model"], "quoted_gpu_count": quote["gpus_per_node"],
@@ -73,6 +86,7 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
         "probe_sha256": probe_sha,
         "probe_schema_version": (probe or {}).get("schema_version"),
         "remote_exit_status": result.exit_status,
+        "workload": workload_record,
     }
     record["evidence_path"] = str(evidence.write_record(directory, record))
     return record
@@ -81,3 +95,45 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
 def summary_json(record: dict) -> str:
     """The record as the CLI prints it with --format json."""
     return json.dumps(record, indent=2, sort_keys=True, default=str)
+
+
+def _representative_workload(target: ssh_runner.Target, quote: dict, decided: verdict.Verdict, validation_id: str,
+                             directory: Path, template: str, params: dict, connect_timeout_s: float,
+                             timeout_s: float) -> dict:
+    """Run the user's benchmark on a host that passed; its throughput becomes a measured run for the offer."""
+    if decided.verdict == "fail":
+        # The host is not what was quoted: a throughput measured on it must not be credited to the offer.
+        note = "not run: the host failed validation"
+        decided.reasons.append(verdict.Reason("workload", "note", note))
+        return {"template": template, "params": params, "result_path": None, "problem": note}
+    metadata = {"provider": quote["provider"], "gpu_model": quote["gpu_model"],
+                "gpu_count": quote["gpus_per_node"], "validation_id": validation_id}
+    ran = bench_workload.run_workload(target, template, params, metadata, connect_timeout_s, timeout_s)
+    path = bench_workload.save_result(directory, validation_id, ran)
+    if ran.problem:
+        decided.reasons.append(verdict.Reason("workload", "inconclusive", verdict.printable(ran.problem)))
+        if decided.verdict == "pass":
+            decided.verdict = "inconclusive"
+    else:
+        decided.reasons.append(verdict.Reason(
+            "workload", "pass", f"{template} completed; result kept for the next refresh ({ran.result_format})"))
+    return {"template": template, "params": params, "result_path": str(path) if path else None,
+            "problem": ran.problem}
+
+
+def _check_software_stack(decided: verdict.Verdict, probe: dict, gpu_model: str) -> None:
+    """The measured stack against AMD's matrix, with the same SQL as the warehouse's compat_checks."""
+    host, rocm, torch = probe.get("host") or {}, probe.get("rocm") or {}, probe.get("torch") or {}
+    rocm_version = (rocm.get("version_file") or rocm.get("amdsmi_rocm_version") or "").split("-")[0] or None
+    pretty = (host.get("os_pretty_name") or "").removesuffix(" LTS").strip() or None
+    stack = {"gpu_model": gpu_model, "rocm_version": rocm_version, "os": pretty,
+             "kernel": host.get("kernel_release"),
+             "torch_version": (torch.get("version") or "").split("+")[0] or None}
+    result = feasibility.check_compat(stack)
+    # Unknown means our shipped matrix cannot say (not that the host is wrong): a note, not a verdict.
+    status = {"supported": "pass", "unsupported": "fail"}.get(result["verdict"], "note")
+    text = "; ".join(verdict.printable(r) for r in result["reasons"] or [])
+    decided.reasons.append(verdict.Reason("software_stack", status, f"{result['verdict']}: {text}"))
+    decided.measured["compat_verdict"] = result["verdict"]
+    if status == "fail":
+        decided.verdict = "fail"

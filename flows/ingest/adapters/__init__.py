@@ -3,6 +3,8 @@ from flows.ingest.adapters import quote_csv, quote_yaml, run_csv
 from flows.ingest.adapters import (
     inferencex_agg, mlperf_summary, sglang_serving, vllm_serve, vllm_serve_log, vllm_throughput,
 )
+from flows.ingest.adapters import (digitalocean_sizes, gpuhunt_catalog, hotaisle_available, runpod_gputypes,
+                                   skypilot_catalog, vastai_offers, vultr_plans)
 from flows.ingest.adapters.base import Adapter
 
 ADAPTERS: dict[str, Adapter] = {
@@ -20,5 +22,13 @@ ADAPTERS: dict[str, Adapter] = {
         Adapter("mlperf-summary", "benchmarks", "benchmark_runs", mlperf_summary.parse,
                 companions=mlperf_summary.system_json_path),
         Adapter("inferencex-agg", "benchmarks", "benchmark_runs", inferencex_agg.parse),
+        # Provider catalogs and APIs (docs/formats/catalogs.md).
+        Adapter("skypilot-catalog", "quotes", "quote_observations", skypilot_catalog.parse),
+        Adapter("digitalocean-sizes", "quotes", "quote_observations", digitalocean_sizes.parse),
+        Adapter("vultr-plans", "quotes", "quote_observations", vultr_plans.parse),
+        Adapter("hotaisle-available", "quotes", "quote_observations", hotaisle_available.parse),
+        Adapter("runpod-gputypes", "quotes", "quote_observations", runpod_gputypes.parse),
+        Adapter("vastai-offers", "quotes", "quote_observations", vastai_offers.parse),
+        Adapter("gpuhunt-catalog", "quotes", "quote_observations", gpuhunt_catalog.parse),
     )
 }

@@ -1,0 +1,232 @@
+"""`make bench`: synthetic inputs → the real refresh, timed per stage, against DuckDB loading the same files."""
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+
+
+def _prefect_home() -> None:
+    """A private Prefect home and quiet logs, before Prefect is imported."""
+    os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="provider-eval-bench-prefect-"))
+    os.environ.pop("PREFECT_API_URL", None)
+    os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+    os.environ["DO_NOT_TRACK"] = "1"
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # On a busy machine the in-process Prefect server can take longer than its default to start.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+
+
+def duckdb_baseline(files: dict[str, list[str]], db: Path) -> float:
+    """Seconds for DuckDB alone to read_csv the same files into tables of a new database file."""
+    import duckdb
+
+    start = time.perf_counter()
+    with duckdb.connect(str(db)) as con:
+        for table, paths in files.items():
+            con.execute(f'create table "{table}" as select * from read_csv(?, header = true, union_by_name = true)',
+                        [paths])
+        con.execute("checkpoint")
+    return time.perf_counter() - start
+
+
+def p50_ms(fn, repeats: int) -> float:
+    """Median wall time of fn() in milliseconds (after one warm-up call)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return round(statistics.median(times), 3)
+
+
+def rank_query_p50(published: Path, workload_id: str, repeats: int) -> float:
+    """The CLI's rankings query for one workload, on the published warehouse, read-only."""
+    from provider_eval import warehouse
+    from provider_eval.cli import RANK_COLUMNS
+
+    sql = (f"select {', '.join(RANK_COLUMNS)} from rankings where ($1 is null or workload_id = $1) "
+           "and ($2 is null or rank <= $2) order by workload_id, rank")
+    with warehouse.connect_published(published) as con:
+        return p50_ms(lambda: con.execute(sql, [workload_id, None]).fetchall(), repeats)
+
+
+def cli_rank_p50(published: Path, workload_id: str, repeats: int) -> float:
+    """`provider-eval rank --workload W` as a command (in-process: interpreter start-up excluded)."""
+    from typer.testing import CliRunner
+
+    from provider_eval.cli import app
+
+    runner = CliRunner()
+
+    def once():
+        result = runner.invoke(app, ["rank", "--workload", workload_id, "--warehouse", str(published)])
+        if result.exit_code != 0:
+            raise RuntimeError(f"provider-eval rank failed: {result.output}")
+    return p50_ms(once, repeats)
+
+
+def feasibility_seconds(published: Path, repeats: int) -> tuple[float, dict]:
+    """Median seconds to recompute memory_fit + compat over every workload × configuration of the warehouse."""
+    import duckdb
+
+    from provider_eval import sql_models
+    from provider_eval.feasibility import _upstream
+    from provider_eval.paths import SQL_DIR
+
+    models = {m.name: m for m in sql_models.discover(SQL_DIR)}
+    chain = _upstream(models, "int_memory_fit", "int_fit_requests") + \
+        _upstream(models, "int_compat_checks", "int_compat_requests")
+    with duckdb.connect() as con:
+        con.execute("set TimeZone = 'UTC'")
+        con.execute(f"attach '{published}' as published (read_only)")
+        # New tables land in memory; everything else is read from the published warehouse.
+        con.execute("set search_path = 'memory.main,published.main'")
+        counts = {t: con.execute(f"select count(*) from published.main.{t}").fetchone()[0]
+                  for t in ("int_fit_requests", "int_compat_requests")}
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for model in chain:
+                con.execute(f'create or replace table memory.main."{model.name}" as\n'
+                            f'{model.sql.strip().rstrip(";")}')
+            times.append(time.perf_counter() - start)
+    return round(statistics.median(times), 4), counts
+
+
+def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> dict:
+    """Generate, refresh, measure; returns the result document."""
+    _prefect_home()
+    from bench.synthetic import SCALES, generate
+    from bench.timing import StageClock
+
+    scale = SCALES[scale_name]
+    inputs = work / "inputs"
+    shutil.rmtree(work, ignore_errors=True)
+    t0 = time.perf_counter()
+    gen = generate(inputs, scale)
+    generate_s = time.perf_counter() - t0
+    print(f"generated {gen['rows_offers']:,} quote observations across {gen['offers']:,} offers, "
+          f"{gen['rows_runs']:,} run rows, {gen['workloads']} workloads in {generate_s:.1f}s", flush=True)
+
+    from flows.refresh import refresh
+    from provider_eval.paths import SQL_DIR
+
+    published = work / "warehouse" / "provider_eval.duckdb"
+    clock = StageClock()
+    start = time.perf_counter()
+    with clock.attach():
+        state = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=str(published),
+                        sql_dir=str(SQL_DIR), return_state=True)
+    refresh_s = time.perf_counter() - start
+    if not state.is_completed():
+        raise SystemExit(f"bench: the refresh failed: {state.message}")
+    summary = state.result()
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # before the baseline runs
+    rows_in = gen["rows_offers"] + gen["rows_runs"]
+    stages = clock.report(rows_in)
+    pipeline_ingest_s = clock.wall("land", "parse", "load")
+
+    baseline_s = duckdb_baseline({"quotes": gen["quote_files"], "runs": gen["run_files"]}, work / "baseline.duckdb")
+
+    import duckdb
+
+    with duckdb.connect(str(published), read_only=True) as con:
+        workload_id = con.execute("select workload_id from rankings group by 1 order by count(*) desc limit 1").fetchone()
+        manifest = con.execute("select coalesce(sum(rows_in), 0), coalesce(sum(rows_accepted), 0), "
+                               "coalesce(sum(rows_quarantined), 0) from ingest_manifest").fetchone()
+        quarantined_rows = con.execute("select count(*) from quarantine").fetchone()[0]
+        rankings_rows = con.execute("select count(*) from rankings").fetchone()[0]
+    if workload_id is None:
+        raise SystemExit("bench: the refresh ranked nothing; the synthetic inputs are not realistic enough")
+    workload_id = workload_id[0]
+    rank_p50 = rank_query_p50(published, workload_id, repeats)
+    cli_p50 = cli_rank_p50(published, workload_id, 3)
+    feas_s, feas_rows = feasibility_seconds(published, 3)
+
+    conservation = {
+        "rows_generated": rows_in, "rows_in": manifest[0], "rows_accepted": manifest[1],
+        "rows_quarantined": manifest[2], "quarantine_table_rows": quarantined_rows,
+        "bad_rows_injected": gen["bad_quote_rows"],
+        "conserved": rows_in == manifest[0] == manifest[1] + manifest[2] == summary.rows_in
+        and quarantined_rows == manifest[2] and manifest[2] >= gen["bad_quote_rows"],
+    }
+    result = {
+        "scale": scale.name,
+        "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "rows_offers": gen["rows_offers"], "offers": gen["offers"], "rows_runs": gen["rows_runs"],
+        "rows_requests": 0,
+        "rows_requests_note": "not generated: the benchmark_requests table has no loader yet (no per-request format)",
+        "workloads": gen["workloads"],
+        "generate_seconds": round(generate_s, 3),
+        "refresh_seconds": round(refresh_s, 3),
+        "stages": stages,
+        "pipeline_ingest_seconds": round(pipeline_ingest_s, 3),
+        "duckdb_baseline_seconds": round(baseline_s, 3),
+        "ingest_ratio_vs_duckdb": round(pipeline_ingest_s / baseline_s, 2),
+        "peak_rss_bytes": peak_rss,
+        "rank_query_workload": workload_id,
+        "rank_query_p50_ms": rank_p50,
+        "cli_rank_p50_ms": cli_p50,
+        "checks_seconds": stages["checks"]["seconds"],
+        "quality_gate_seconds": stages["quality_gate"]["seconds"],
+        "feasibility_seconds": feas_s,
+        "feasibility_rows": feas_rows,
+        "rankings_rows": rankings_rows,
+        "row_conservation": conservation,
+    }
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def print_table(r: dict) -> None:
+    """The per-stage table and the one-line summary."""
+    print(f"\n{'stage':<13}{'seconds':>9}{'thread s':>10}{'rows/s':>12}{'peak RSS MiB':>14}")
+    for stage, s in r["stages"].items():
+        rate = f"{s['rows_per_s']:,}" if s["rows_per_s"] else "-"
+        print(f"{stage:<13}{s['seconds']:>9.2f}{s['thread_busy_seconds']:>10.2f}{rate:>12}{s['peak_rss_bytes'] / 2**20:>14.0f}")
+    c = r["row_conservation"]
+    print(f"\nrows: {c['rows_in']:,} in = {c['rows_accepted']:,} accepted + {c['rows_quarantined']:,} quarantined "
+          f"({'conserved' if c['conserved'] else 'NOT CONSERVED'}); per-request rows: {r['rows_requests_note']}")
+    print(f"ingest+validate+load {r['pipeline_ingest_seconds']:.2f}s vs DuckDB read_csv "
+          f"{r['duckdb_baseline_seconds']:.2f}s; feasibility (memory_fit + compat over "
+          f"{r['feasibility_rows']['int_fit_requests']:,} fit × {r['feasibility_rows']['int_compat_requests']:,} "
+          f"compat rows) {r['feasibility_seconds']:.3f}s")
+    print(f"\nbench {r['scale']}: {r['rows_offers']:,} offer rows, refresh {r['refresh_seconds']:.1f}s, "
+          f"ingest {r['ingest_ratio_vs_duckdb']}x DuckDB, peak RSS {r['peak_rss_bytes'] / 2**30:.2f} GiB, "
+          f"rank p50 {r['rank_query_p50_ms']:.1f} ms (CLI {r['cli_rank_p50_ms']:.0f} ms), "
+          f"checks {r['checks_seconds']:.2f}s, feasibility {r['feasibility_seconds']:.3f}s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scale", default="default", choices=["tiny", "small", "default", "large"])
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where the JSON result goes")
+    parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated inputs and warehouse")
+    parser.add_argument("--repeats", type=int, default=20, help="timed repeats of each query")
+    args = parser.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix=f"provider-eval-bench-{args.scale}-"))
+    result = run(args.scale, work, keep=args.keep, repeats=args.repeats)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print_table(result)
+    print(f"written: {args.out}")
+    return 0 if result["row_conservation"]["conserved"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Shared path for provider catalogs: provider records → quote-csv cells → the quote-csv rules.
+
+A catalog adapter only reads its format and maps each priced option to a flat record with
+quote-csv column names; every rule, the contract and duplicate detection are quote-csv's.
+"""
+import json
+from decimal import Decimal
+
+import polars as pl
+
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, empty_quarantine
+from flows.ingest.adapters.fields import catalog_memory_gb, gpu_alias_table
+from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
+
+COLUMNS = sorted(REQUIRED | OPTIONAL)
+VRAM_TOLERANCE = 0.10
+
+
+def cell(value) -> str | None:
+    """A JSON/CSV scalar as the text a quote-csv cell would hold (floats in positional notation)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return format(Decimal(repr(value)), "f")
+    text = str(value).strip(" \t\r\n")
+    return text or None
+
+
+def read_text(ctx: FileContext) -> str:
+    """The file as UTF-8 text; empty or undecodable files are rejected whole."""
+    data = ctx.path.read_bytes()
+    if not data.strip():
+        raise FileRejected("EMPTY", f"{ctx.original_name} is empty")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
+
+
+def read_json(ctx: FileContext):
+    """The file parsed as JSON; malformed JSON rejects the file, naming line and column."""
+    text = read_text(ctx)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FileRejected("JSON_MALFORMED", f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def expect_list(doc, key: str | None, what: str) -> list:
+    """The list of records at doc[key] (or doc itself when key is None), else SCHEMA_DRIFT."""
+    items = doc.get(key) if key is not None and isinstance(doc, dict) else (doc if key is None else None)
+    if not isinstance(items, list):
+        where = f"a top-level '{key}' list" if key else "a top-level list"
+        raise FileRejected("SCHEMA_DRIFT", f"expected {where} of {what}")
+    return items
+
+
+def catalog_model(name: str | None) -> str | None:
+    """The catalog model for a provider's GPU name via gpu_aliases.csv, or None."""
+    if name is None:
+        return None
+    return gpu_alias_table().get(" ".join(str(name).lower().split()))
+
+
+def vram_scope_for(gpu_name: str | None, stated_gb: float | None, gpus: float | None) -> str:
+    """Whether a stated memory figure reads as per GPU or per node, judged against the catalog.
+
+    Some catalogs do not say (SkyPilot's SizeInMiB is per GPU for DigitalOcean, per node for Vast):
+    the reading that matches the catalog wins; when neither does, per_gpu stands and VRAM_MISMATCH names it.
+    """
+    catalog = catalog_memory_gb().get(catalog_model(gpu_name) or "")
+    if catalog and stated_gb and gpus and gpus > 1:
+        if abs(stated_gb - catalog) > catalog * VRAM_TOLERANCE and \
+                abs(stated_gb / gpus - catalog) <= catalog * VRAM_TOLERANCE:
+            return "per_node"
+    return "per_gpu"
+
+
+def record(row_number: int, source: dict, **cells) -> dict:
+    """One flat quote record: quote-csv cells plus the provider's own record kept for audit."""
+    unknown = set(cells) - set(COLUMNS) - {"problem"}
+    if unknown:
+        raise ValueError(f"not quote-csv columns: {sorted(unknown)}")
+    return {"row_number": row_number, "source": source, **cells}
+
+
+def not_an_offer(row_number: int, source: dict, code: str, detail: str) -> dict:
+    """A provider record that yields no GPU offer (CPU-only plan, nothing available): quarantined, not lost."""
+    return {"row_number": row_number, "source": source, "problem": (code, detail)}
+
+
+def to_result(records: list[dict], ctx: FileContext) -> ParseResult:
+    """Run the quote-csv rules on the mapped records; records that are not offers are quarantined as such."""
+    offers = [r for r in records if "problem" not in r]
+    others = [r for r in records if "problem" in r]
+    schema = {"row_number": pl.Int64, **{f"raw_{c}": pl.String for c in COLUMNS},
+              "raw__source_record": pl.String}
+    rows = [{"row_number": r["row_number"], **{f"raw_{c}": cell(r.get(c)) for c in COLUMNS},
+             "raw__source_record": json.dumps(r["source"], default=str, ensure_ascii=False)} for r in offers]
+    raw = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    raw = raw.with_columns(pl.lit(None, pl.String).alias("row_shape_problem"))
+    parsed = parse_raw_quotes(raw, ctx)
+    skipped = pl.DataFrame(
+        [{"row_number": r["row_number"], "reason_code": r["problem"][0],
+          "detail": f"{r['problem'][0]}: {r['problem'][1]}",
+          "raw_record": json.dumps(r["source"], default=str, ensure_ascii=False)} for r in others],
+        schema=empty_quarantine().schema,
+    )
+    return ParseResult(accepted=parsed.accepted, quarantined=pl.concat([parsed.quarantined, skipped]),
+                       rows_in=parsed.rows_in + len(others))

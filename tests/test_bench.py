@@ -1,0 +1,49 @@
+"""A tiny run of the benchmark (`make bench SCALE=tiny`): it completes and writes the documented JSON."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from bench.synthetic import SCALES, amd_aliases, generate
+
+ROOT = Path(__file__).resolve().parent.parent
+STAGES = {"land", "parse", "validate", "load", "sql_models", "checks", "quality_gate", "publish"}
+
+
+def test_synthetic_inputs_use_only_known_gpu_names(tmp_path):
+    """Every generated GPU name is an AMD alias from data/reference/gpu_aliases.csv; counts add up."""
+    gen = generate(tmp_path, SCALES["tiny"])
+    quotes = pl.concat([pl.read_csv(p, infer_schema_length=0) for p in gen["quote_files"]])
+    assert quotes.height == gen["rows_offers"] == SCALES["tiny"].observations
+    assert set(quotes["gpu_model"]) <= set(amd_aliases())
+    assert quotes["offer_id"].n_unique() == SCALES["tiny"].offers
+    # One scrape per file: an offer appears once in each file.
+    for p in gen["quote_files"]:
+        assert pl.read_csv(p, infer_schema_length=0)["offer_id"].is_duplicated().sum() == 0
+    assert pl.read_csv(gen["run_files"][0]).height == gen["rows_runs"]
+
+
+def test_bench_tiny_writes_result_json(tmp_path):
+    out = tmp_path / "latest.json"
+    done = subprocess.run([sys.executable, "-m", "bench.run", "--scale", "tiny", "--out", str(out), "--repeats", "2",
+                           "--work", str(tmp_path / "work")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(out.read_text())
+    assert result["scale"] == "tiny"
+    assert result["rows_offers"] == SCALES["tiny"].observations and result["rows_requests"] == 0
+    assert "no loader" in result["rows_requests_note"]
+    for key in ("ingest_ratio_vs_duckdb", "peak_rss_bytes", "rank_query_p50_ms", "cli_rank_p50_ms",
+                "checks_seconds", "feasibility_seconds", "duckdb_baseline_seconds"):
+        assert isinstance(result[key], (int, float)) and result[key] > 0, key
+    assert set(result["stages"]) == STAGES
+    for stage in result["stages"].values():
+        assert {"seconds", "thread_busy_seconds", "rows_per_s", "peak_rss_bytes"} <= set(stage)
+    c = result["row_conservation"]
+    assert c["conserved"] and c["rows_in"] == c["rows_accepted"] + c["rows_quarantined"] == c["rows_generated"]
+    assert c["rows_quarantined"] >= c["bad_rows_injected"]
+    assert result["rankings_rows"] > 0
+    summary = done.stdout.strip().splitlines()
+    assert any(line.startswith("bench tiny:") for line in summary)
+    assert not (tmp_path / "work").exists()  # scratch inputs removed unless --keep
