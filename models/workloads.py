@@ -32,6 +32,8 @@ class Workload(pa.DataFrameModel):
     gpu_memory_utilization: float = pa.Field(nullable=True, gt=0, le=1)
     activation_checkpointing: bool = pa.Field(nullable=True)
     lora_rank: int = pa.Field(nullable=True, gt=0)
+    # Share of rented time doing useful work (docs/cost-model.md): effective throughput = measured × this.
+    utilisation: QUANTITY = pa.Field(gt=Decimal(0), le=Decimal(1))
     line: int = pa.Field(ge=1)
 
     class Config:

@@ -101,33 +101,36 @@ def _query(warehouse_path: Path, sql: str, params: list | None = None) -> tuple[
 HEADERS = {"gpu_model": "GPU", "gpu_count": "GPUs", "billing_model": "billing", "offer_id": "offer",
            "usd_per_gpu_hour": "$/GPU-h", "usd_per_node_hour": "$/node-h", "hours_billed": "hours billed",
            "hours_needed": "hours needed", "total_cost_usd": "total $", "cost_per_unit_usd": "$ per unit",
-           "exclusion_reasons": "excluded because", "units_per_hour": "units/h"}
+           "exclusion_reasons": "excluded because", "units_per_hour": "units/h",
+           "throughput_source": "throughput"}
 
 RANK_COLUMNS = ["workload_id", "rank", "offer_id", "provider", "gpu_model", "gpu_count", "billing_model",
                 "cost_per_unit_usd", "total_cost_usd", "hours_billed", "usd_per_gpu_hour", "unit",
-                "benchmark_run_ids"]
+                "benchmark_run_ids", "node_count", "throughput_source", "is_interruptible"]
 
 
 @app.command()
 def rank(
     workload: Annotated[str | None, typer.Option(help="Only this workload id.")] = None,
     top: Annotated[int | None, typer.Option(help="Show at most this many per workload.")] = None,
+    estimates: Annotated[bool, typer.Option(
+        "--estimates", help="Also list configurations with estimated (not measured) throughput, ranked apart.")] = False,
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Configurations per workload, cheapest cost per completed unit first."""
-    cols, rows = _query(
-        warehouse_path,
-        f"select {', '.join(RANK_COLUMNS)} from rankings "
-        "where ($1 is null or workload_id = $1) and ($2 is null or rank <= $2) order by workload_id, rank",
-        [workload, top],
-    )
+    select = (f"select {', '.join(RANK_COLUMNS)} from {{}} "
+              "where ($1 is null or workload_id = $1) and ($2 is null or rank <= $2) order by workload_id, rank")
+    cols, rows = _query(warehouse_path, select.format("rankings"), [workload, top])
+    guessed = _query(warehouse_path, select.format("estimate_rankings"), [workload, top])[1] if estimates else []
     if fmt != Format.table:
-        output.render(cols, rows, fmt.value)
+        # Measured first; each row says where its throughput came from (throughput_source).
+        output.render(cols, rows + guessed, fmt.value)
         return
     _, excluded = _query(
         warehouse_path,
-        "select workload_id, count(*) filter (where status = 'excluded') from workload_costs "
+        "select workload_id, count(*) filter (where status = 'excluded'), any_value(unit), "
+        "list_sort(list_distinct(flatten(list(exclusion_reasons)))) from workload_costs "
         "where ($1 is null or workload_id = $1) group by all order by all", [workload],
     )
     if not excluded:
@@ -135,20 +138,61 @@ def rank(
     shown = ["rank", "provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "usd_per_gpu_hour",
              "hours_billed", "total_cost_usd", "cost_per_unit_usd"]
     idx = [cols.index(c) for c in shown]
-    for workload_id, n_excluded in excluded:
+    for workload_id, n_excluded, unit, reasons in excluded:
         mine = [tuple(r[i] for i in idx) for r in rows if r[0] == workload_id]
-        unit = next((r[cols.index("unit")] for r in rows if r[0] == workload_id), "unit")
-        output.render(shown, mine, "table", title=f"{workload_id}: cost per completed unit ({unit})", headers=HEADERS)
+        if mine:
+            output.render(shown, mine, "table", title=f"{workload_id}: cost per completed unit ({unit})",
+                          headers=HEADERS)
+        else:
+            print(f"{workload_id}: no configuration ranked (none has a measured benchmark and passes every check)")
+        guesses = [tuple(r[i] for i in idx) for r in guessed if r[0] == workload_id]
+        if guesses:
+            output.render(shown, guesses, "table", headers=HEADERS,
+                          title=f"{workload_id}: lower-confidence ESTIMATES (throughput not measured; ranked apart)")
         if n_excluded:
-            err.print(f"  {n_excluded} configuration(s) excluded — see: provider-eval explain {workload_id}",
-                      highlight=False)
+            err.print(f"  {n_excluded} configuration(s) excluded ({', '.join(reasons)}) — see: "
+                      f"provider-eval explain {workload_id}", highlight=False)
 
 
 EXPLAIN_COLUMNS = ["offer_id", "provider", "gpu_model", "gpu_count", "billing_model", "status",
                    "exclusion_reasons", "usd_per_node_hour", "units_per_hour", "hours_needed", "hours_billed",
                    "compute_cost_usd", "storage_cost_usd", "egress_cost_usd", "licence_cost_usd",
                    "setup_cost_usd", "support_cost_usd", "total_cost_usd", "cost_per_unit_usd",
-                   "benchmark_run_ids"]
+                   "benchmark_run_ids", "throughput_source", "estimate_basis", "node_count", "gpus_per_node",
+                   "utilisation", "busy_hours", "billing_period", "billing_periods", "usd_per_node_month",
+                   "cost_per_million_units_usd", "is_interruptible", "risk_notes", "tier", "commitment_term_hours",
+                   "source_name", "unit", "quantity"]
+
+SENSITIVITY_COLUMNS = ["rank", "provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "usd_per_gpu_hour",
+                       "total_cost_usd", "compared_with_offer_id", "break_even_usd_per_gpu_hour",
+                       "break_even_usd_per_node_hour", "break_even_change_pct", "rank_at_30pct", "rank_at_60pct",
+                       "rank_at_100pct"]
+SENSITIVITY_HEADERS = {**HEADERS, "compared_with_offer_id": "vs", "break_even_usd_per_gpu_hour": "break-even $/GPU-h",
+                       "break_even_usd_per_node_hour": "break-even $/node-h", "break_even_change_pct": "price change %",
+                       "rank_at_30pct": "rank @30%", "rank_at_60pct": "rank @60%", "rank_at_100pct": "rank @100%"}
+
+
+def _arithmetic(row: dict) -> list[str]:
+    """The cost of one configuration as the sums that produce it, for people checking it by hand."""
+    if row["total_cost_usd"] is None:
+        return [f"not costed: {', '.join(row['exclusion_reasons'])}"]
+    out = [f"throughput ({row['throughput_source']}): {row['units_per_hour']:,.6g} {row['unit']}/h"
+           + (f" — {row['estimate_basis']}" if row["estimate_basis"] else ""),
+           f"hours needed = {row['quantity'].normalize():f} / ({row['units_per_hour']:,.6g} × utilisation "
+           f"{row['utilisation'].normalize():f}) + setup = {row['hours_needed'].normalize():f} h",
+           f"hours billed = {row['billing_periods']} {row['billing_period']}(s) → {row['hours_billed'].normalize():f} h"]
+    if row["billing_period"] == "month" and row["usd_per_node_month"] is not None:
+        out.append(f"compute = {row['billing_periods']} month(s) × {row['node_count']} node(s) × "
+                   f"${row['usd_per_node_month'].normalize():f}/node-month = ${row['compute_cost_usd']:,.2f}")
+    else:
+        out.append(f"compute = {row['hours_billed'].normalize():f} h × {row['node_count']} node(s) × "
+                   f"${row['usd_per_node_hour'].normalize():f}/node-h = ${row['compute_cost_usd']:,.2f}")
+    lines = ["compute", "storage", "egress", "licence", "setup", "support"]
+    out.append(" + ".join(f"{name} ${row[name + '_cost_usd']:,.2f}" for name in lines)
+               + f" = total ${row['total_cost_usd']:,.2f}")
+    out.append(f"cost per completed unit = ${row['total_cost_usd']:,.2f} / {row['quantity'].normalize():f} "
+               f"{row['unit']} = ${row['cost_per_unit_usd'].normalize():f}")
+    return out + list(row["risk_notes"] or [])
 
 
 @app.command()
@@ -173,12 +217,20 @@ def explain(
     elif offer:
         for row in rows:
             output.render_record(cols, row, title=f"{workload} on {offer}: every cost line")
+            for line in _arithmetic(dict(zip(cols, row))):
+                print(f"  {line}")
     else:
-        shown = ["provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "status", "exclusion_reasons",
+        shown = ["provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "status", "throughput_source", "exclusion_reasons",
                  "usd_per_node_hour", "hours_billed", "total_cost_usd", "cost_per_unit_usd"]
         idx = [cols.index(c) for c in shown]
         output.render(shown, [tuple(r[i] for i in idx) for r in rows], "table",
                       title=f"{workload}: every configuration (cost lines: --offer ID)", headers=HEADERS)
+        sens_cols, sens = _query(warehouse_path, f"select {', '.join(SENSITIVITY_COLUMNS)} from ranking_sensitivity "
+                                 "where workload_id = $1 order by rank", [workload])
+        if sens:
+            output.render(sens_cols, sens, "table", headers=SENSITIVITY_HEADERS,
+                          title=f"{workload}: sensitivity — break-even price to overtake the leader (the leader: to "
+                                "lose the lead), and the rank at 30 / 60 / 100 % utilisation")
 
 
 @app.command()

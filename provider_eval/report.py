@@ -185,7 +185,8 @@ def _memory_fit_section(con: duckdb.DuckDBPyConnection) -> str:
     if fit.empty:
         return '<p class="empty">No data yet: the memory_fit mart is empty.</p>'
     fit["verdict"] = [
-        "does not fit" if not f else ("fits on 1 GPU" if (m == 1) else "fits on several GPUs")
+        # No fewest count = no count works (e.g. the precision is not native there), whatever `fits` says.
+        "does not fit" if not f or pd.isna(m) else ("fits on 1 GPU" if (m == 1) else "fits on several GPUs")
         for f, m in zip(fit["fits"], fit["min_gpus"])]
     fit["label"] = ["—" if pd.isna(m) else f"min {int(m)} GPU" for m in fit["min_gpus"]]
     return _figure(charts.to_svg(charts.memory_fit_heatmap(fit)),

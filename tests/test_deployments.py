@@ -97,7 +97,8 @@ def test_a_deployed_refresh_runs_through_a_worker_and_publishes(prefect_server, 
     result = _run_deployment(prefect_server, warehouse)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Completed" in result.stdout
-    assert query(warehouse, "select gpu_model from rankings where rank = 1") == [("MI350X",)]
+    assert query(warehouse, "select gpu_model from rankings where rank = 1 "
+                            "and workload_id = 'seed-000-same-task'") == [("MI350X",)]
 
 
 def test_two_concurrent_deployment_runs_leave_one_consistent_warehouse(prefect_server, tmp_path, sample_warehouse):
@@ -109,7 +110,8 @@ def test_two_concurrent_deployment_runs_leave_one_consistent_warehouse(prefect_s
         for _ in range(2)]
     outputs = [p.communicate(timeout=330)[0] for p in runs]
     assert all(p.returncode == 0 and "Completed" in out for p, out in zip(runs, outputs)), outputs
-    assert query(warehouse, "select count(*), min(rank), max(rank) from rankings") == [(3, 1, 3)]
+    assert query(warehouse, "select count(*), min(rank), max(rank) from rankings "
+                            "where workload_id = 'seed-000-same-task'") == [(3, 1, 3)]
     manifest = "select count(*), sum(rows_in), sum(rows_accepted) from ingest_manifest"
     assert query(warehouse, manifest) == query(sample_warehouse, manifest)
     assert not list((tmp_path / ".build").iterdir())

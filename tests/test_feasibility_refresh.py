@@ -84,4 +84,4 @@ def test_seed_000_ranking_is_unchanged(sample_warehouse):
                                    "where workload_id = 'seed-000-same-task' order by rank")
     assert rows == [("MI350X", Decimal("16.000000")), ("MI325X", Decimal("19.250000")),
                     ("MI300X", Decimal("20.000000"))]
-    assert query(sample_warehouse, "select count(*) from memory_fit") == [(0,)]
+    assert query(sample_warehouse, "select count(*) from memory_fit where workload_id = 'seed-000-same-task'") == [(0,)]

@@ -140,6 +140,7 @@ def test_lost_rows_fail_the_row_count(published, tmp_path):
 
 
 def test_ranked_row_without_evidence_fails(published, tmp_path):
-    build = _tampered_copy(published, tmp_path, "update rankings set benchmark_run_ids = [] where rank = 1")
+    build = _tampered_copy(published, tmp_path, "update rankings set benchmark_run_ids = [] "
+                           "where rank = 1 and workload_id = 'seed-000-same-task'")
     failures = _failures(build, tmp_path)
     assert [(f.column, f.unexpected_rows) for f in failures] == [("evidence_run_ids", 1)]

@@ -57,7 +57,8 @@ def test_configurations_without_evidence_stay_visible_with_a_reason(sample_wareh
         where workload_id = 'seed-000-same-task' and status = 'excluded'""")
     assert excluded, "real price points have no benchmark for the seed task and must be listed as excluded"
     assert all(reasons == ["NO_BENCHMARK"] for _, _, reasons in excluded)
-    ranked_ids = {r[0] for r in query(sample_warehouse, "select offer_id from rankings")}
+    ranked_ids = {r[0] for r in query(sample_warehouse, "select offer_id from rankings "
+                                                        "where workload_id = 'seed-000-same-task'")}
     assert ranked_ids == {"seed-000-mi300x-server", "seed-000-mi325x-server", "seed-000-mi350x-server"}
 
 

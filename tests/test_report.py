@@ -64,8 +64,10 @@ def test_report_is_one_self_contained_file(sample_report, sample_warehouse):
     # Nothing fetched: no external src/href, no CSS url() or @import (SVG namespaces are not fetches).
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page)
     assert "url(" not in page and "@import" not in page
-    assert page.count("<svg") == 5  # cost bars + cost vs time for the one workload, 3 GPU models' prices
-    assert "No data yet: the memory_fit mart is empty." in page
+    # cost bars + cost vs time for each of the two ranked workloads, the memory-fit heatmap of the
+    # bundled model workloads, 3 GPU models' prices
+    assert page.count("<svg") == 8
+    assert "No data yet: the memory_fit mart is empty." not in page
     assert "No data yet: no host has been validated" in page
     assert "No per-request latency data yet" in page
     # The excluded configurations are listed with their reasons.
@@ -77,7 +79,7 @@ def test_report_is_one_self_contained_file(sample_report, sample_warehouse):
 def test_report_renders_in_headless_chromium(sample_report, tmp_path):
     dom = _chromium(tmp_path, "--dump-dom", sample_report.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert len(re.findall(r"<svg\b", dom.stdout)) == 5
+    assert len(re.findall(r"<svg\b", dom.stdout)) == 8
     assert len(re.findall(r"<(rect|path|text)\b", dom.stdout)) > 100  # the charts drew marks
     assert "provider-eval report" in dom.stdout and "Price history per GPU model" in dom.stdout
     # Chromium reports page errors (script, resource loads) on its log as CONSOLE or Uncaught lines.
@@ -130,9 +132,10 @@ def test_pareto_front_from_request_latency(filled_warehouse):
 
 def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     page = _write_report(filled_warehouse, tmp_path / "filled.html")
-    assert page.count("<svg") == 6  # + the memory-fit heatmap
+    assert page.count("<svg") == 8  # the memory-fit heatmap is drawn from the bundled workloads' rows too
     assert "No data yet: the memory_fit mart is empty." not in page
-    assert "median request latency (ms)" in page and "No per-request latency data yet" not in page
+    # The seed workload has per-request rows now; the MLPerf-backed workload still has none.
+    assert "median request latency (ms)" in page and page.count("No per-request latency data yet") == 1
     # Only the latest validation of a host × offer is shown.
     validations = page[page.index('id="validations"'):page.index('id="freshness"')]
     assert "pass" in validations and "ROCM_SMOKE_FAILED" not in validations
@@ -140,14 +143,15 @@ def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     for text in ("fits on 1 GPU", "does not fit", "min 8 GPU"):
         assert text in page
     dom = _chromium(tmp_path, "--dump-dom", (tmp_path / "filled.html").as_uri())
-    assert len(re.findall(r"<svg\b", dom.stdout)) == 6
+    assert len(re.findall(r"<svg\b", dom.stdout)) == 8
 
 
 def test_report_of_an_empty_warehouse_says_so(sample_warehouse, tmp_path):
     copy = tmp_path / "empty.duckdb"
     shutil.copy(sample_warehouse, copy)
     with duckdb.connect(str(copy)) as con:
-        con.execute("delete from rankings; delete from workload_costs; delete from offers; delete from offer_history")
+        con.execute("delete from rankings; delete from workload_costs; delete from offers; delete from offer_history;"
+                    " delete from memory_fit")
     page = report.write_report(copy, tmp_path / "empty.html").read_text(encoding="utf-8")
     assert "<svg" not in page
     for text in ("No workloads in the warehouse.", "No data yet: the memory_fit mart is empty.",

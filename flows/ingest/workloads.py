@@ -14,7 +14,7 @@ FIT_KEYS = {"kv_precision": pl.String, "context_tokens": pl.Int64, "concurrency"
             "mode": pl.String, "gpu_memory_utilization": pl.Float64, "activation_checkpointing": pl.Boolean,
             "lora_rank": pl.Int64}
 KEYS = {"id", "kind", "description", "unit", "quantity", "model_id", "precision",
-        "storage_gb", "egress_gb", "setup_hours", "match", *FIT_KEYS}
+        "storage_gb", "egress_gb", "setup_hours", "match", "utilisation", *FIT_KEYS}
 MATCH_KEYS = {"workload_id"}
 
 
@@ -48,6 +48,7 @@ def _row(raw: dict, file: Path) -> dict:
         "model_id": raw.get("model_id"), "precision": raw.get("precision"),
         **{k: _decimal(raw.get(k, 0), k, where) for k in ("storage_gb", "egress_gb", "setup_hours")},
         "match_workload_id": match.get("workload_id"), "line": line,
+        "utilisation": _decimal(raw.get("utilisation", 1), "utilisation", where),
         **{k: _fit_value(raw.get(k), k, t, where) for k, t in FIT_KEYS.items()},
     }
 
@@ -80,7 +81,7 @@ def load_workloads(file: Path) -> pl.DataFrame:
     schema = {"workload_id": pl.String, "kind": pl.String, "description": pl.String, "unit": pl.String,
               "quantity": QUANTITY, "model_id": pl.String, "precision": pl.String,
               "storage_gb": QUANTITY, "egress_gb": QUANTITY, "setup_hours": QUANTITY,
-              "match_workload_id": pl.String, "line": pl.Int64, **FIT_KEYS}
+              "match_workload_id": pl.String, "line": pl.Int64, "utilisation": QUANTITY, **FIT_KEYS}
     frame = pl.DataFrame(rows, schema=schema)
     try:
         return Workload.validate(frame, lazy=True)

@@ -1,0 +1,177 @@
+-- One row per workload × current offer (billing option) × throughput source: the configuration to
+-- cost (one node, or as many nodes as the memory-fit minimum needs), its feasibility facts, and its
+-- throughput — measured, or (only where no run matches) a separately labelled estimate.
+with workloads as (
+    select * from stg_workloads
+),
+
+offers_now as (
+    select * from offers
+),
+
+measured as (
+    -- NaN, ±Inf or zero throughput is no measurement: such a configuration has no benchmark.
+    select * from int_workload_throughput where isfinite(units_per_hour) and units_per_hour > 0
+),
+
+memory as (
+    select * from memory_fit
+),
+
+compat as (
+    select * from compat_checks
+),
+
+latest_validations as (
+    -- Only an offer's newest on-hardware validation counts.
+    select offer_id, validation_id, verdict from hardware_validations where is_latest_for_offer
+),
+
+gpus as (
+    select model as gpu_model, memory_bandwidth_tbps from ref_gpus
+),
+
+fx as (
+    select currency, usd_per_unit::decimal(38, 9) as usd_per_unit, rate_date::date as rate_date
+    from ref_fx_rates
+),
+
+sized as (
+    select
+        w.workload_id, w.kind, w.unit, w.quantity, w.storage_gb, w.egress_gb, w.setup_hours,
+        w.utilisation, lower(w.engine) as workload_engine,
+        o.offer_id, o.provider, o.gpu_model, o.gpus_per_node, o.billing_model, o.tier,
+        o.commitment_term_hours, o.usd_per_gpu_hour, o.usd_per_node_hour, o.price_amount, o.currency,
+        o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
+        o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
+        o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
+        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date,
+        m.fits as one_node_fits, m.precision_supported, m.min_gpus,
+        -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit
+        -- need. Only multi-GPU servers scale out; a single-GPU VM that is too small does not fit.
+        case when m.fits = false and m.min_gpus > o.gpus_per_node and o.gpus_per_node > 1
+            then ceil(m.min_gpus / o.gpus_per_node)::integer else 1 end as node_count
+    from workloads as w
+    cross join offers_now as o
+    -- Workloads without a model have no memory_fit rows: not memory-checked, never excluded for it.
+    left join memory as m
+        on m.workload_id = w.workload_id and m.gpu_model = o.gpu_model and m.gpu_count = o.gpus_per_node
+),
+
+configured as (
+    select
+        s.*,
+        s.node_count * s.gpus_per_node as gpu_count,
+        -- A monthly price is billed as the provider states it, not via its rounded hourly equivalent.
+        case when s.price_unit = 'month' then (s.price_amount * fx.usd_per_unit
+            * case when s.price_scope = 'per_gpu' then s.gpus_per_node else 1 end)::decimal(38, 9)
+        end as usd_per_node_month,
+        case
+            when s.node_count = 1 then s.one_node_fits
+            -- memory_fit has no row for this count: bytes per GPU only fall as GPUs are added,
+            -- so the memory-fit minimum or more fits.
+            else coalesce(mn.fits, s.node_count * s.gpus_per_node >= s.min_gpus)
+        end as memory_fits
+    from sized as s
+    left join fx on fx.currency = s.currency and fx.rate_date = s.fx_rate_date
+    left join memory as mn
+        on s.node_count > 1 and mn.workload_id = s.workload_id and mn.gpu_model = s.gpu_model
+        and mn.gpu_count = s.node_count * s.gpus_per_node
+),
+
+with_measured as (
+    select
+        c.*,
+        t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids
+    from configured as c
+    left join measured as t
+        on t.workload_id = c.workload_id
+        and t.gpu_model = c.gpu_model
+        -- Throughput is measured at this total GPU count or not at all: never extrapolated.
+        and t.gpu_count = c.gpu_count
+        and (t.run_provider is null or t.run_provider = c.provider)
+    -- Provider-specific runs win over generic ones for the same configuration.
+    qualify row_number() over (
+        partition by c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model,
+            c.tier, c.commitment_term_hours
+        order by t.run_provider nulls last
+    ) = 1
+),
+
+estimate_bases as (
+    -- For a single-node configuration with no matching run: the same workload measured at the same
+    -- GPU count on the same GPU model elsewhere (factor 1), or — for inference, where decoding is
+    -- memory-bandwidth bound — on the GPU model with the nearest memory bandwidth, scaled by it.
+    select
+        c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model, c.tier,
+        c.commitment_term_hours,
+        t.gpu_model as basis_gpu_model, t.run_provider as basis_provider,
+        t.units_per_hour as basis_units_per_hour, t.benchmark_runs, t.benchmark_run_ids,
+        (target.memory_bandwidth_tbps / basis.memory_bandwidth_tbps) as scale
+    from with_measured as c
+    join measured as t
+        on t.workload_id = c.workload_id and t.gpu_count = c.gpu_count
+    left join gpus as target on target.gpu_model = c.gpu_model
+    left join gpus as basis on basis.gpu_model = t.gpu_model
+    where c.units_per_hour is null
+        and c.node_count = 1
+        and (t.gpu_model = c.gpu_model
+            or (c.kind = 'inference' and target.memory_bandwidth_tbps > 0 and basis.memory_bandwidth_tbps > 0))
+    qualify row_number() over (
+        partition by c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model,
+            c.tier, c.commitment_term_hours
+        order by t.gpu_model = c.gpu_model desc,
+            abs(target.memory_bandwidth_tbps - basis.memory_bandwidth_tbps), t.gpu_model,
+            t.run_provider nulls first
+    ) = 1
+),
+
+measured_rows as (
+    select *, 'measured' as throughput_source, null::varchar as estimate_basis from with_measured
+),
+
+estimate_rows as (
+    select
+        c.* replace (
+            case when e.basis_gpu_model = c.gpu_model then e.basis_units_per_hour
+                else e.basis_units_per_hour * e.scale end as units_per_hour,
+            e.benchmark_runs as benchmark_runs,
+            e.benchmark_run_ids as benchmark_run_ids
+        ),
+        'estimate' as throughput_source,
+        case when e.basis_gpu_model = c.gpu_model
+            then format('{} × {} measured at {} (another provider; same GPU model and count)',
+                c.gpu_count, e.basis_gpu_model, coalesce(e.basis_provider, 'any provider'))
+            else format('{} × {} measured at {}, scaled by memory bandwidth {} / {} TB/s = {}',
+                c.gpu_count, e.basis_gpu_model, coalesce(e.basis_provider, 'any provider'),
+                g.memory_bandwidth_tbps, b.memory_bandwidth_tbps, round(e.scale, 4))
+        end as estimate_basis
+    from with_measured as c
+    join estimate_bases as e
+        on e.workload_id = c.workload_id and e.source_name = c.source_name and e.provider = c.provider
+        and e.offer_id = c.offer_id and e.billing_model = c.billing_model
+        and e.tier is not distinct from c.tier
+        and e.commitment_term_hours is not distinct from c.commitment_term_hours
+    left join gpus as g on g.gpu_model = c.gpu_model
+    left join gpus as b on b.gpu_model = e.basis_gpu_model
+),
+
+final as (
+    select
+        r.*,
+        cc.verdict as compat_verdict, cc.reasons as compat_reasons,
+        v.validation_id, v.verdict as validation_verdict
+    from (select * from measured_rows union all by name select * from estimate_rows) as r
+    left join compat as cc
+        on cc.gpu_model = r.gpu_model
+        and cc.rocm_version is not distinct from r.rocm_version
+        and cc.os is not distinct from r.os
+        and cc.kernel is not distinct from r.kernel
+        and cc.amdgpu_driver_version is not distinct from r.amdgpu_driver_version
+        and cc.torch_version is null
+        and cc.engine is not distinct from r.workload_engine
+    left join latest_validations as v
+        on v.offer_id = r.offer_id
+)
+
+select * from final

@@ -1,0 +1,94 @@
+"""The cost model through the real refresh and CLI: explain's arithmetic and sensitivity, rank --estimates."""
+import json
+import subprocess
+import sys
+from decimal import Decimal
+
+import pytest
+
+from flows.ingest.workloads import load_workloads
+from provider_eval.errors import ConfigError
+from tests.conftest import query
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "provider_eval", *args], capture_output=True, text=True)
+
+
+def test_explain_reproduces_the_seed_example_line_by_line(sample_warehouse):
+    out = cli("explain", "seed-000-same-task", "--offer", "seed-000-mi350x-server", "-w", str(sample_warehouse))
+    assert out.returncode == 0, out.stderr
+    assert "compute = 4 h × 1 node(s) × $4/node-h = $16.00" in out.stdout
+    assert "= total $16.00" in out.stdout
+    mi325x = cli("explain", "seed-000-same-task", "--offer", "seed-000-mi325x-server", "-w", str(sample_warehouse))
+    assert "compute = 7 h × 1 node(s) × $2.75/node-h = $19.25" in mi325x.stdout
+
+
+def test_explain_shows_the_sensitivity_table(sample_warehouse):
+    out = cli("explain", "seed-000-same-task", "-w", str(sample_warehouse))
+    assert out.returncode == 0, out.stderr
+    assert "break-even" in out.stdout and "4.81" in out.stdout and "2.29" in out.stdout and "-16.88" in out.stdout
+
+
+def test_sensitivity_has_one_row_per_ranked_configuration(sample_warehouse):
+    assert query(sample_warehouse, "select count(*) from ranking_sensitivity") == \
+        query(sample_warehouse, "select count(*) from rankings")
+    assert query(sample_warehouse, """select offer_id, break_even_usd_per_gpu_hour from ranking_sensitivity
+                                      where workload_id = 'seed-000-same-task' order by rank""") == [
+        ("seed-000-mi350x-server", Decimal("4.8125")), ("seed-000-mi325x-server", Decimal("2.285714")),
+        ("seed-000-mi300x-server", Decimal("1.6"))]
+
+
+def test_rank_json_is_measured_unless_estimates_are_asked_for(sample_warehouse):
+    measured = json.loads(cli("rank", "--workload", "seed-000-same-task", "-w", str(sample_warehouse),
+                              "-f", "json").stdout)
+    assert {r["throughput_source"] for r in measured} == {"measured"} and len(measured) == 3
+    both = json.loads(cli("rank", "--workload", "seed-000-same-task", "--estimates", "-w", str(sample_warehouse),
+                          "-f", "json").stdout)
+    assert both[:3] == measured
+    estimates = both[3:]
+    assert estimates and {r["throughput_source"] for r in estimates} == {"estimate"}
+    assert set(both[0]) == set(estimates[0])  # the same rankings columns, labelled
+    table = cli("rank", "--estimates", "--workload", "seed-000-same-task", "-w", str(sample_warehouse))
+    assert "ESTIMATES" in table.stdout
+
+
+def test_bundled_workloads_without_runs_are_excluded_with_their_reasons(sample_warehouse):
+    rows = query(sample_warehouse, """
+        select workload_id, list_sort(list_distinct(flatten(list(exclusion_reasons))))
+        from workload_costs where workload_id like 'llama31-%' group by all order by all""")
+    assert [r[0] for r in rows] == ["llama31-405b-fp8", "llama31-70b-128k-one-gpu", "llama31-70b-chat",
+                                    "llama31-8b-lora"]
+    assert all(set(reasons) <= {"NO_BENCHMARK", "DOES_NOT_FIT"} and "NO_BENCHMARK" in reasons for _, reasons in rows)
+    # 405B in FP8 does not fit one 192 GB GPU; it fits one 8 × MI300X server.
+    fits = query(sample_warehouse, """select distinct gpus_per_node, node_count, exclusion_reasons from workload_costs
+                                      where workload_id = 'llama31-405b-fp8' and gpu_model = 'MI300X' order by 1""")
+    assert fits == [(1, 1, ["NO_BENCHMARK", "DOES_NOT_FIT"]), (8, 1, ["NO_BENCHMARK"])]
+    # 70B at 128k context fits one MI325X or MI350X, not one MI300X.
+    one_gpu = dict(query(sample_warehouse, """select distinct gpu_model, memory_fits from workload_costs
+                                              where workload_id = 'llama31-70b-128k-one-gpu' and gpus_per_node = 1"""))
+    assert one_gpu == {"MI300X": False, "MI325X": True, "MI350X": True}
+
+
+def test_utilisation_is_validated_and_defaults_to_one(tmp_path):
+    path = tmp_path / "workloads.yaml"
+    path.write_text("workloads:\n  - {id: a, kind: batch_job, unit: jobs, quantity: 1}\n"
+                    "  - {id: b, kind: batch_job, unit: jobs, quantity: 1, utilisation: 0.3}\n")
+    assert [str(u) for u in load_workloads(path)["utilisation"]] == ["1.000000", "0.300000"]
+    for bad in ("0", "1.5", "lots"):
+        path.write_text(f"workloads:\n  - id: a\n    kind: batch_job\n    unit: jobs\n    quantity: 1\n"
+                        f"    utilisation: {bad}\n")
+        with pytest.raises(ConfigError, match="utilisation"):
+            load_workloads(path)
+
+
+def test_llama2_workload_is_ranked_on_real_mlperf_runs(sample_warehouse):
+    """MLPerf v4.1 8 x MI300X Llama2-70B (Offline 23514.8, Server 21028.23 tok/s): the median, both ids kept."""
+    ranked = query(sample_warehouse, """select gpu_model, gpu_count, billing_model, benchmark_run_ids, hours_billed
+                                        from rankings where workload_id = 'llama2-70b-fp8-offline-tokens'
+                                        order by rank""")
+    assert ranked and {(g, n) for g, n, *_ in ranked} == {("MI300X", 8)}
+    assert all(len(ids) == 2 and all("llama2-70b-99" in i for i in ids) for *_, ids, _ in ranked)
+    # 1e9 tokens / ((23514.8 + 21028.23) / 2 tok/s) = 12.47 h: 13 h on hourly offers, a whole month on monthly.
+    assert {b: h for _, _, b, _, h in ranked}["on_demand"] == 13
+    assert {b: h for _, _, b, _, h in ranked}["monthly"] == 730
