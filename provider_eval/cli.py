@@ -102,11 +102,11 @@ HEADERS = {"gpu_model": "GPU", "gpu_count": "GPUs", "billing_model": "billing", 
            "usd_per_gpu_hour": "$/GPU-h", "usd_per_node_hour": "$/node-h", "hours_billed": "hours billed",
            "hours_needed": "hours needed", "total_cost_usd": "total $", "cost_per_unit_usd": "$ per unit",
            "exclusion_reasons": "excluded because", "units_per_hour": "units/h",
-           "throughput_source": "throughput"}
+           "throughput_source": "throughput", "source_name": "source"}
 
 RANK_COLUMNS = ["workload_id", "rank", "offer_id", "provider", "gpu_model", "gpu_count", "billing_model",
                 "cost_per_unit_usd", "total_cost_usd", "hours_billed", "usd_per_gpu_hour", "unit",
-                "benchmark_run_ids", "node_count", "throughput_source", "is_interruptible"]
+                "benchmark_run_ids", "node_count", "throughput_source", "is_interruptible", "source_name"]
 
 
 @app.command()
@@ -136,7 +136,7 @@ def rank(
     if not excluded:
         _fail(f"no workload {workload!r} in the warehouse" if workload else "the warehouse has no workloads")
     shown = ["rank", "provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "usd_per_gpu_hour",
-             "hours_billed", "total_cost_usd", "cost_per_unit_usd"]
+             "hours_billed", "total_cost_usd", "cost_per_unit_usd", "source_name"]
     idx = [cols.index(c) for c in shown]
     for workload_id, n_excluded, unit, reasons in excluded:
         mine = [tuple(r[i] for i in idx) for r in rows if r[0] == workload_id]
