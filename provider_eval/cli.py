@@ -106,7 +106,8 @@ HEADERS = {"gpu_model": "GPU", "gpu_count": "GPUs", "billing_model": "billing", 
 
 RANK_COLUMNS = ["workload_id", "rank", "offer_id", "provider", "gpu_model", "gpu_count", "billing_model",
                 "cost_per_unit_usd", "total_cost_usd", "hours_billed", "usd_per_gpu_hour", "unit",
-                "benchmark_run_ids", "node_count", "throughput_source", "is_interruptible", "source_name"]
+                "benchmark_run_ids", "node_count", "throughput_source", "is_interruptible", "source_name",
+                "validation_verdict"]
 
 
 @app.command()
