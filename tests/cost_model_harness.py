@@ -7,7 +7,7 @@ from provider_eval.paths import REFERENCE_DIR, SQL_DIR
 
 # The cost model's own models, in build order.
 MODELS = ["intermediate/int_workload_configurations", "intermediate/int_workload_cost_lines",
-          "marts/workload_costs", "marts/rankings", "marts/estimate_rankings", "marts/ranking_sensitivity"]
+          "marts/workload_costs", "intermediate/int_cost_ranks", "marts/rankings", "marts/estimate_rankings", "marts/ranking_sensitivity"]
 
 INPUTS = {
     "stg_workloads": {

@@ -55,10 +55,10 @@ def _broken_sql(tmp_path: Path) -> Path:
     (sql_dir / "checks" / "assert_ranked_costs_finite_positive.sql").unlink()
     rankings = sql_dir / "marts" / "rankings.sql"
     text = rankings.read_text()
-    assert "cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed," in text
+    assert "select * exclude (status, estimate_basis)" in text
     rankings.write_text(text.replace(
-        "cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,",
-        "-cost_per_unit_usd as cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,"))
+        "select * exclude (status, estimate_basis)",
+        "select * exclude (status, estimate_basis) replace (-cost_per_unit_usd as cost_per_unit_usd)"))
     return sql_dir
 
 

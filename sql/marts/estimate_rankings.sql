@@ -1,27 +1,13 @@
 -- One row per workload × configuration whose throughput is estimated (no matching run; see
 -- workload_costs.estimate_basis), ranked among estimates only (1 = cheapest). Lower confidence:
 -- never mixed into rankings.
-with costs as (
-    select * from workload_costs where status = 'estimated'
+with estimated as (
+    select * from int_cost_ranks where status = 'estimated'
 ),
 
 final as (
-    select
-        workload_id,
-        row_number() over (
-            partition by workload_id
-            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model,
-                tier nulls first, commitment_term_hours nulls first, source_name
-        ) as rank,
-        offer_id, provider, gpu_model, gpu_count, billing_model,
-        cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,
-        usd_per_gpu_hour, usd_per_node_hour, unit, quantity,
-        benchmark_run_ids, observed_at as quote_observed_at, source_name,
-        validation_id, validation_verdict,
-        tier, commitment_term_hours,
-        node_count, throughput_source, cost_per_million_units_usd, is_interruptible, utilisation,
-        estimate_basis
-    from costs
+    select * exclude (status)
+    from estimated
 )
 
 select * from final

@@ -1,25 +1,12 @@
 -- One row per workload × feasible configuration with measured throughput, ranked by cost per
 -- completed unit (1 = cheapest), with the evidence behind the number. Estimates: estimate_rankings.
-with costs as (
-    select * from workload_costs where status = 'ranked'
+with ranked as (
+    select * from int_cost_ranks where status = 'ranked'
 ),
 
 final as (
-    select
-        workload_id,
-        row_number() over (
-            partition by workload_id
-            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model,
-                tier nulls first, commitment_term_hours nulls first, source_name
-        ) as rank,
-        offer_id, provider, gpu_model, gpu_count, billing_model,
-        cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,
-        usd_per_gpu_hour, usd_per_node_hour, unit, quantity,
-        benchmark_run_ids, observed_at as quote_observed_at, source_name,
-        validation_id, validation_verdict,
-        tier, commitment_term_hours,
-        node_count, throughput_source, cost_per_million_units_usd, is_interruptible, utilisation
-    from costs
+    select * exclude (status, estimate_basis)
+    from ranked
 )
 
 select * from final

@@ -274,3 +274,13 @@ def with_contract_columns(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
 def quarantine_line(row_number: int, code: str, detail: str, raw_text: str) -> dict:
     """A quarantine row for a line that could not even be read as a run."""
     return {"row_number": row_number, "reason_code": code, "detail": detail, "raw_record": json.dumps({"line": raw_text})}
+
+
+def add_mean_lengths(values: dict) -> None:
+    """Mean input/output tokens per completed request, from the totals (when both are known)."""
+    done = values.get("completed")
+    if done:
+        if values.get("input_tokens_total") is not None:
+            values["mean_input_tokens"] = values["input_tokens_total"] / done
+        if values.get("output_tokens_total") is not None:
+            values["mean_output_tokens"] = values["output_tokens_total"] / done

@@ -42,12 +42,7 @@ def _record(doc: dict, line: int) -> br.RunRecord:
         "total_tokens_per_s": total, "label": doc.get("tag") if isinstance(doc.get("tag"), str) else None,
         **columns,
     }
-    done = values["completed"]
-    if done:
-        if values["input_tokens_total"] is not None:
-            values["mean_input_tokens"] = values["input_tokens_total"] / done
-        if values["output_tokens_total"] is not None:
-            values["mean_output_tokens"] = values["output_tokens_total"] / done
+    br.add_mean_lengths(values)
     info = doc.get("server_info") if isinstance(doc.get("server_info"), dict) else {}
     extra = {f"server_info.{k}": info[k] for k in SERVER_INFO_KEYS if info.get(k) is not None}
     extra.update({k: doc[k] for k in ("backend", "dataset_name") if doc.get(k) is not None})

@@ -142,12 +142,7 @@ def record(doc: dict, row_number: int, run_key: str | None) -> br.RunRecord:
         br.STARTED: num("benchmark_start_time_unix"),
         **columns,
     }
-    done = values["completed"]
-    if done:
-        if values["input_tokens_total"] is not None:
-            values["mean_input_tokens"] = values["input_tokens_total"] / done
-        if values["output_tokens_total"] is not None:
-            values["mean_output_tokens"] = values["output_tokens_total"] / done
+    br.add_mean_lengths(values)
     backend = str(doc.get("backend") or "").lower()
     metadata = {k: v for k, v in doc.items() if k not in CLIENT_KEYS and not k.startswith(CLIENT_PREFIXES)
                 and not LATENCY_KEY.match(k)}
