@@ -142,8 +142,13 @@ def rank(
     for workload_id, n_excluded, unit, reasons in excluded:
         mine = [tuple(r[i] for i in idx) for r in rows if r[0] == workload_id]
         if mine:
-            output.render(shown, mine, "table", title=f"{workload_id}: cost per completed unit ({unit})",
+            # Without --top, a table shows the cheapest TABLE_ROWS_SHOWN and says how to see the rest.
+            limit = top or output.TABLE_ROWS_SHOWN
+            output.render(shown, mine[:limit], "table", title=f"{workload_id}: cost per completed unit ({unit})",
                           headers=HEADERS)
+            if len(mine) > limit:
+                err.print(f"  … {len(mine) - limit:,} more ranked configuration(s) not shown — see all with "
+                          f"--top {len(mine)} or --format csv|json", highlight=False)
         else:
             print(f"{workload_id}: no configuration ranked (none has a measured benchmark and passes every check)")
         guesses = [tuple(r[i] for i in idx) for r in guessed if r[0] == workload_id]

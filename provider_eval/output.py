@@ -8,8 +8,12 @@ from decimal import Decimal
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 FORMATS = ("table", "json", "csv")
+# rich lays out every cell (measure, wrap, pad): ~60 µs each, so a table of thousands of rows
+# takes seconds to print and no one reads it. People get the first rows; scripts use json/csv.
+TABLE_ROWS_SHOWN = 50
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -70,7 +74,8 @@ def render(columns: list[str], rows: list[tuple], fmt: str, title: str | None = 
         for c in columns:
             table.add_column((headers or {}).get(c, c), overflow="fold")
         for row in rows:
-            table.add_row(*(_table_cell(v) for v in row))
+            # Text, not str: data is never parsed as console markup ('[b]' in a name stays as written).
+            table.add_row(*(Text(_table_cell(v)) for v in row))
         stdout_console().print(table)
 
 
@@ -80,5 +85,5 @@ def render_record(columns: list[str], row: tuple, title: str) -> None:
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
     for c, v in zip(columns, row):
-        table.add_row(c, _table_cell(v))
+        table.add_row(c, Text(_table_cell(v)))
     stdout_console().print(table)
