@@ -27,8 +27,17 @@ def _prefect_home() -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 
 
-def duckdb_baseline(files: dict[str, list[str]], db: Path) -> float:
-    """Seconds for DuckDB alone to read_csv the same files into tables of a new database file."""
+# DuckDB alone, per-request rows: the --save-detailed lists of every file unnested into one row per request.
+REQUESTS_BASELINE = """
+create table requests as
+select filename, unnest(input_lens) as input_len, unnest(output_lens) as output_len, unnest(ttfts) as ttft_s,
+       unnest(latencies) as latency_s, unnest(errors) as error
+from read_json(?, format = 'auto', filename = true, maximum_object_size = 1073741824)
+"""
+
+
+def duckdb_baseline(files: dict[str, list[str]], json_files: list[str], db: Path) -> float:
+    """Seconds for DuckDB alone to read_csv / read_json the same files into tables of a new database file."""
     import duckdb
 
     start = time.perf_counter()
@@ -36,6 +45,8 @@ def duckdb_baseline(files: dict[str, list[str]], db: Path) -> float:
         for table, paths in files.items():
             con.execute(f'create table "{table}" as select * from read_csv(?, header = true, union_by_name = true)',
                         [paths])
+        if json_files:
+            con.execute(REQUESTS_BASELINE, [json_files])
         con.execute("checkpoint")
     return time.perf_counter() - start
 
@@ -118,7 +129,9 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
     gen = generate(inputs, scale)
     generate_s = time.perf_counter() - t0
     print(f"generated {gen['rows_offers']:,} quote observations across {gen['offers']:,} offers, "
-          f"{gen['rows_runs']:,} run rows, {gen['workloads']} workloads in {generate_s:.1f}s", flush=True)
+          f"{gen['rows_runs']:,} run rows, {gen['rows_requests']:,} per-request rows in "
+          f"{len(gen['request_files']):,} vllm-serve files, {gen['workloads']} workloads in {generate_s:.1f}s",
+          flush=True)
 
     from flows.refresh import refresh
     from provider_eval.paths import SQL_DIR
@@ -134,11 +147,13 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         raise SystemExit(f"bench: the refresh failed: {state.message}")
     summary = state.result()
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # before the baseline runs
-    rows_in = gen["rows_offers"] + gen["rows_runs"]
-    stages = clock.report(rows_in)
+    # Each vllm-serve file is one run (a row in); its requests are detail rows hanging off it.
+    rows_in = gen["rows_offers"] + gen["rows_runs"] + len(gen["request_files"])
+    stages = clock.report(rows_in + gen["rows_requests"])
     pipeline_ingest_s = clock.wall("land", "parse", "load")
 
-    baseline_s = duckdb_baseline({"quotes": gen["quote_files"], "runs": gen["run_files"]}, work / "baseline.duckdb")
+    baseline_s = duckdb_baseline({"quotes": gen["quote_files"], "runs": gen["run_files"]}, gen["request_files"],
+                                 work / "baseline.duckdb")
 
     import duckdb
 
@@ -148,6 +163,7 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
                                "coalesce(sum(rows_quarantined), 0) from ingest_manifest").fetchone()
         quarantined_rows = con.execute("select count(*) from quarantine").fetchone()[0]
         rankings_rows = con.execute("select count(*) from rankings").fetchone()[0]
+        request_rows = con.execute("select count(*) from benchmark_requests").fetchone()[0]
     if workload_id is None:
         raise SystemExit("bench: the refresh ranked nothing; the synthetic inputs are not realistic enough")
     workload_id = workload_id[0]
@@ -159,16 +175,19 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         "rows_generated": rows_in, "rows_in": manifest[0], "rows_accepted": manifest[1],
         "rows_quarantined": manifest[2], "quarantine_table_rows": quarantined_rows,
         "bad_rows_injected": gen["bad_quote_rows"],
+        "requests_generated": gen["rows_requests"], "benchmark_requests_rows": request_rows,
         "conserved": rows_in == manifest[0] == manifest[1] + manifest[2] == summary.rows_in
-        and quarantined_rows == manifest[2] and manifest[2] >= gen["bad_quote_rows"],
+        and quarantined_rows == manifest[2] and manifest[2] >= gen["bad_quote_rows"]
+        # Every generated request belongs to an accepted run, so every one must be loaded.
+        and request_rows == gen["rows_requests"],
     }
     result = {
         "scale": scale.name,
         "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "rows_offers": gen["rows_offers"], "offers": gen["offers"], "rows_runs": gen["rows_runs"],
-        "rows_requests": 0,
-        "rows_requests_note": "not generated: the benchmark_requests table has no loader yet (no per-request format)",
+        "rows_requests": gen["rows_requests"], "request_files": len(gen["request_files"]),
+        "requests": clock.by_format("vllm-serve", gen["rows_requests"]),
         "workloads": gen["workloads"],
         "generate_seconds": round(generate_s, 3),
         "refresh_seconds": round(refresh_s, 3),
@@ -200,12 +219,14 @@ def print_table(r: dict) -> None:
         print(f"{stage:<13}{s['seconds']:>9.2f}{s['thread_busy_seconds']:>10.2f}{rate:>12}{s['peak_rss_bytes'] / 2**20:>14.0f}")
     c = r["row_conservation"]
     print(f"\nrows: {c['rows_in']:,} in = {c['rows_accepted']:,} accepted + {c['rows_quarantined']:,} quarantined "
-          f"({'conserved' if c['conserved'] else 'NOT CONSERVED'}); per-request rows: {r['rows_requests_note']}")
-    print(f"ingest+validate+load {r['pipeline_ingest_seconds']:.2f}s vs DuckDB read_csv "
+          f"({'conserved' if c['conserved'] else 'NOT CONSERVED'}); per-request rows: {c['requests_generated']:,} "
+          f"generated, {c['benchmark_requests_rows']:,} in benchmark_requests "
+          f"(parse + validate {r['requests']['thread_busy_seconds']:.2f} thread-s over {r['request_files']:,} files)")
+    print(f"ingest+validate+load {r['pipeline_ingest_seconds']:.2f}s vs DuckDB read_csv + read_json "
           f"{r['duckdb_baseline_seconds']:.2f}s; feasibility (memory_fit + compat over "
           f"{r['feasibility_rows']['int_fit_requests']:,} fit × {r['feasibility_rows']['int_compat_requests']:,} "
           f"compat rows) {r['feasibility_seconds']:.3f}s")
-    print(f"\nbench {r['scale']}: {r['rows_offers']:,} offer rows, refresh {r['refresh_seconds']:.1f}s, "
+    print(f"\nbench {r['scale']}: {r['rows_offers']:,} offer rows, {r['rows_requests']:,} request rows, refresh {r['refresh_seconds']:.1f}s, "
           f"ingest {r['ingest_ratio_vs_duckdb']}x DuckDB, peak RSS {r['peak_rss_bytes'] / 2**30:.2f} GiB, "
           f"rank p50 {r['rank_query_p50_ms']:.1f} ms (CLI {r['cli_rank_p50_ms']:.0f} ms), "
           f"checks {r['checks_seconds']:.2f}s, feasibility {r['feasibility_seconds']:.3f}s")

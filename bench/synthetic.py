@@ -1,6 +1,7 @@
 """Write synthetic but realistic benchmark inputs: quote-csv observations, run-csv rows, workloads, sources."""
 import csv
 import datetime as dt
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,20 +14,22 @@ from provider_eval.paths import REFERENCE_DIR
 
 @dataclass(frozen=True)
 class Scale:
-    """How much to generate: observations across offers, benchmark runs, workloads."""
+    """How much to generate: observations across offers, benchmark runs, per-request rows, workloads."""
 
     name: str
     observations: int
     offers: int
     runs: int
     workloads: int
+    requests: int = 0
+    requests_per_file: int = 10_000  # one `vllm bench serve --num-prompts N --save-detailed` run per file
 
 
 SCALES = {
-    "tiny": Scale("tiny", 4_000, 400, 2_000, 20),
-    "small": Scale("small", 200_000, 5_000, 40_000, 200),
-    "default": Scale("default", 10_000_000, 5_000, 400_000, 200),
-    "large": Scale("large", 30_000_000, 5_000, 1_000_000, 200),
+    "tiny": Scale("tiny", 4_000, 400, 2_000, 20, 4_000, 1_000),
+    "small": Scale("small", 200_000, 5_000, 40_000, 200, 200_000),
+    "default": Scale("default", 10_000_000, 5_000, 400_000, 200, 10_000_000),
+    "large": Scale("large", 30_000_000, 5_000, 1_000_000, 200, 30_000_000),
 }
 
 PROVIDERS = ["hotaisle", "runpod", "tensorwave", "digitalocean", "vultr", "crusoe", "oracle", "azure",
@@ -155,6 +158,70 @@ def write_runs(path: Path, scale: Scale, offers: pl.DataFrame, loads: list[dict]
     return n
 
 
+def _detailed_run(rng: np.random.Generator, n: int, model_id: str, gpu_model: str, gpu_count: int,
+                  precision: str, concurrency: int, started: dt.datetime) -> dict:
+    """One `vllm bench serve --save-result --save-detailed` document with n requests.
+
+    Per-request lists as the client writes them (seconds; a failed request has output 0, ttft 0,
+    latency 0 and its error text). `itls` and `generated_texts` are left out: at 10M requests they
+    would be tens of GB of input (output_len numbers per request); the adapter treats them as optional.
+    """
+    input_lens = rng.integers(128, 4096, n)
+    output_lens = rng.integers(16, 1024, n)
+    failed = rng.random(n) < 0.002
+    ttfts = rng.gamma(2.0, 0.08, n) + 0.02
+    tpots = rng.uniform(0.012, 0.045, n)
+    latencies = ttfts + tpots * (output_lens - 1)
+    output_lens, ttfts, latencies = (np.where(failed, 0, a) for a in (output_lens, ttfts, latencies))
+    # Requests start as concurrency slots free up: the wall clock is the summed latency / slots.
+    duration = float(latencies.sum() / concurrency + ttfts.mean())
+    start_times = np.sort(rng.uniform(0, duration - latencies.max() if duration > latencies.max() else 0, n))
+    completed = int(n - failed.sum())
+    ok = ~failed
+    total_in, total_out = int(input_lens[ok].sum()), int(output_lens[ok].sum())
+    tpot_ok = ok & (output_lens > 1)
+
+    def stats(name: str, seconds: np.ndarray) -> dict:
+        ms = seconds * 1000
+        return {f"mean_{name}_ms": float(ms.mean()), f"median_{name}_ms": float(np.median(ms)),
+                f"std_{name}_ms": float(ms.std()), f"p99_{name}_ms": float(np.percentile(ms, 99))}
+
+    return {
+        "date": started.strftime("%Y%m%d-%H%M%S"), "endpoint_type": "vllm", "backend": "vllm", "label": None,
+        "model_id": model_id, "tokenizer_id": model_id, "num_prompts": n, "request_rate": "inf",
+        "burstiness": 1.0, "max_concurrency": concurrency,
+        # --metadata KEY=VALUE pairs arrive as strings.
+        "gpu_model": gpu_model, "gpu_count": str(gpu_count), "precision": precision,
+        "duration": duration, "completed": completed, "failed": int(failed.sum()),
+        "total_input_tokens": total_in, "total_output_tokens": total_out,
+        "request_throughput": completed / duration, "request_goodput": None,
+        "output_throughput": total_out / duration, "total_token_throughput": (total_in + total_out) / duration,
+        "input_lens": input_lens.tolist(), "output_lens": output_lens.tolist(), "ttfts": ttfts.tolist(),
+        "start_times": start_times.tolist(), "latencies": latencies.tolist(),
+        "errors": np.where(failed, "Server disconnected without sending a response.", "").tolist(),
+        **stats("ttft", ttfts[ok]), **stats("tpot", tpots[tpot_ok]), **stats("e2el", latencies[ok]),
+    }
+
+
+def write_requests(out: Path, scale: Scale, offers: pl.DataFrame, loads: list[dict], now: dt.datetime,
+                   rng: np.random.Generator) -> list[Path]:
+    """vllm-serve --save-detailed result files holding scale.requests requests in all."""
+    out.mkdir(parents=True, exist_ok=True)
+    configs = offers.select("canonical_gpu", "gpus_per_node").unique().sort("canonical_gpu", "gpus_per_node").rows()
+    files, left = [], scale.requests
+    while left > 0:
+        n = min(scale.requests_per_file, left)
+        gpu, count = configs[int(rng.integers(0, len(configs)))]
+        load = loads[int(rng.integers(0, len(loads)))]
+        doc = _detailed_run(rng, n, load["model_id"], gpu, count, load["precision"], load["concurrency"] * 8,
+                            now - dt.timedelta(hours=len(files)))
+        path = out / f"vllm-serve-{len(files):05d}.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        files.append(path)
+        left -= n
+    return files
+
+
 def generate(out: Path, scale: Scale, seed: int = 11) -> dict:
     """Write every input under `out` and a sources.yaml + workloads.yaml declaring them."""
     rng = np.random.default_rng(seed)
@@ -164,13 +231,18 @@ def generate(out: Path, scale: Scale, seed: int = 11) -> dict:
     loads = workloads(scale, rng)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     rows_runs = write_runs(out / "runs" / "runs.csv", scale, offers, loads, rng)
+    request_files = write_requests(out / "requests", scale, offers, loads, now, rng)
     (out / "workloads.yaml").write_text(yaml.safe_dump({"workloads": loads}, sort_keys=False), encoding="utf-8")
     sources = {"sources": [
         {"name": "bench-catalog", "kind": "quotes", "format": "quote-csv", "path": "quotes/*.csv"},
         {"name": "bench-runs", "kind": "benchmarks", "format": "run-csv", "path": "runs/*.csv"},
     ]}
+    if request_files:
+        sources["sources"].append({"name": "bench-serve-detailed", "kind": "benchmarks", "format": "vllm-serve",
+                                   "path": "requests/*.json", "defaults": {"engine": "vllm"}})
     (out / "sources.yaml").write_text(yaml.safe_dump(sources, sort_keys=False), encoding="utf-8")
     return {"quote_files": [str(p) for p in quote_files], "run_files": [str(out / "runs" / "runs.csv")],
+            "request_files": [str(p) for p in request_files], "rows_requests": scale.requests,
             "rows_offers": scale.observations, "offers": scale.offers, "rows_runs": rows_runs,
             "bad_quote_rows": bad_rows, "workloads": len(loads), "sources": str(out / "sources.yaml"),
             "workloads_file": str(out / "workloads.yaml")}

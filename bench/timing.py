@@ -22,6 +22,7 @@ class StageClock:
 
     def __init__(self, sample_s: float = 0.02):
         self.intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        self.staged_by_format: dict[str, list[tuple[float, float]]] = defaultdict(list)  # stage_file calls
         self.samples: list[tuple[float, int]] = []
         self._sample_s, self._stop, self._lock = sample_s, threading.Event(), threading.Lock()
 
@@ -34,6 +35,9 @@ class StageClock:
                 end = time.perf_counter()
                 with self._lock:
                     self.intervals[stage].append((start, end))
+                    if stage == "parse":  # stage_file(landed, fmt, …)
+                        fmt = args[1] if len(args) > 1 else kwargs.get("fmt")
+                        self.staged_by_format[fmt].append((start, end))
                     self.samples.append((end, rss_bytes()))  # short calls fall between samples
         return timed
 
@@ -87,6 +91,13 @@ class StageClock:
             out[stage] = {"seconds": round(wall, 3), "thread_busy_seconds": round(busy, 3),
                           "rows_per_s": round(rows_in / wall) if wall > 0 else None, "peak_rss_bytes": peak}
         return out
+
+    def by_format(self, fmt: str, rows: int) -> dict:
+        """Files of one format staged (parse + validate): how many, thread seconds, rows per thread-second."""
+        spans = self.staged_by_format.get(fmt, [])
+        busy = _busy(spans)
+        return {"files": len(spans), "rows": rows, "thread_busy_seconds": round(busy, 3),
+                "rows_per_thread_s": round(rows / busy) if busy > 0 else None}
 
     def wall(self, *stages: str) -> float:
         """Wall time covered by calls of these stages together."""
