@@ -1,5 +1,6 @@
 """The refresh flow: land → parse → validate → load → SQL models → checks → publish."""
 import datetime as dt
+import os
 import shutil
 import uuid
 from dataclasses import dataclass, field
@@ -11,9 +12,10 @@ from prefect.states import Failed
 from flows import progress
 from flows.ingest.adapters import ADAPTERS
 from flows.ingest.fetch_sources import Fetched, fetch_url_sources
-from flows.ingest.land import LandedFile, land_file, read_index
+from flows.ingest.land import LandedFile, land_file, read_index, read_index_by_key
 from flows.ingest.sources import Source, load_sources
-from flows.ingest.stage import FileOutcome, stage_file
+from flows.ingest import stage_cache
+from flows.ingest.stage import FileOutcome, stage_files
 from flows.ingest.workloads import load_workloads
 from flows.task_runners import make_task_runner
 from flows.load import load_reference, load_staged
@@ -54,8 +56,9 @@ def land_sources(sources: list[Source], landing_dir: str, now: str,
                  fetched: list[Fetched] | None = None) -> list[tuple[LandedFile, str, dict]]:
     """Copy each declared file (and each downloaded body) into the landing store; return every landed file of these sources."""
     when = dt.datetime.fromisoformat(now)
+    known = read_index_by_key(Path(landing_dir))
     for body in fetched or []:
-        land_file(body.source_name, body.body_path, Path(landing_dir), when, original=body.url)
+        land_file(body.source_name, body.body_path, Path(landing_dir), when, original=body.url, known=known)
     for source in sources:
         if source.url is not None:
             continue
@@ -71,16 +74,33 @@ def land_sources(sources: list[Source], landing_dir: str, now: str,
             matched = [p for p in matched if p not in skipped]
         for path in matched:
             land_file(source.name, path, Path(landing_dir), when,
-                      companions=companions_of(path) if companions_of else [])
+                      companions=companions_of(path) if companions_of else [], known=known)
     by_name = {s.name: s for s in sources}
     return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].adapter_options())
             for lf in read_index(Path(landing_dir)) if lf.source_name in by_name]
 
 
 @task
-def stage(landed: LandedFile, fmt: str, defaults: dict, staging_dir: str) -> FileOutcome:
-    """Parse and validate one landed file into Parquet."""
-    return stage_file(landed, fmt, defaults, Path(staging_dir))
+def stage_batch(batch: list[tuple[LandedFile, str, dict]], staging_dir: str) -> list[FileOutcome]:
+    """Parse and validate several landed files of one format into Parquet (one task, one contract check)."""
+    return stage_files(batch, Path(staging_dir))
+
+
+# Files per staging task at most: thousands of one-file tasks cost Prefect more than the parsing
+# (make bench, 2,000 scrape files), while enough batches remain to keep every worker busy.
+MAX_FILES_PER_BATCH = 64
+
+
+def batches(unique: list[tuple[LandedFile, str, dict]], workers: int) -> list[list[tuple[LandedFile, str, dict]]]:
+    """Files grouped by format (one adapter and contract per batch), about 2 batches per worker each."""
+    by_format: dict[str, list] = {}
+    for item in unique:
+        by_format.setdefault(item[1], []).append(item)
+    out = []
+    for items in by_format.values():
+        size = max(1, min(MAX_FILES_PER_BATCH, -(-len(items) // (2 * workers))))
+        out += [items[i:i + size] for i in range(0, len(items), size)]
+    return out
 
 
 @task
@@ -94,7 +114,7 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     build_path = Path(build_dir) / "warehouse.duckdb"
     workloads_parquet = Path(build_dir) / "workloads.parquet"
     load_workloads(Path(workloads_file)).write_parquet(workloads_parquet)
-    with warehouse.connect(build_path) as con:
+    with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
         load_reference(con, REFERENCE_DIR)
         load_staged(con, outcomes, workloads_parquet, now)
         for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
@@ -162,12 +182,23 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             landed = land_sources(sources, str(root / "landing"), now, fetched)
             unique, duplicates = _dedupe(landed)
             log.info("landed %d file(s) from %d source(s)", len(unique), len(sources))
-            futures = [stage.submit(lf, fmt, defaults, str(build_dir / "staged")) for lf, fmt, defaults in unique]
-            progress.stage("parse + validate", 0, len(futures))
-            staged = []
-            for done, future in enumerate(futures, start=1):
-                staged.append(future.result())
-                progress.stage("parse + validate", done, len(futures))
+            # Files staged by an earlier refresh (same bytes, settings and code) are not parsed again.
+            cache_dir = root / "staged-cache"
+            fingerprint = stage_cache.code_fingerprint()
+            keys = [stage_cache.cache_key(lf, fmt, defaults, fingerprint) for lf, fmt, defaults in unique]
+            cached = {i: hit for i, key in enumerate(keys) if (hit := stage_cache.lookup(cache_dir, key))}
+            todo = [i for i in range(len(unique)) if i not in cached]
+            log.info("%d file(s) to stage, %d already staged", len(todo), len(cached))
+            groups = batches([unique[i] for i in todo], os.cpu_count() or 1)
+            futures = [stage_batch.submit(group, str(build_dir / "staged")) for group in groups]
+            progress.stage("parse + validate", len(cached), len(unique))
+            fresh = []
+            for future in futures:
+                fresh += future.result()
+                progress.stage("parse + validate", len(cached) + len(fresh), len(unique))
+            for i, outcome in zip(todo, fresh):
+                cached[i] = stage_cache.store(cache_dir, keys[i], outcome)
+            staged = [cached[i] for i in range(len(unique))]
             outcomes = staged + duplicates + fetch_failures
             for o in outcomes:
                 if o.status == "rejected":
@@ -181,6 +212,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             quality_gate(build_path, str(root / "data_docs"))
             progress.stage("publish")
             table_rows = publish(build_path, str(warehouse_file))
+            stage_cache.prune(cache_dir, set(keys))
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
     summary = RefreshSummary(

@@ -1,13 +1,13 @@
-"""Parse and validate one landed file, and write its accepted and quarantined rows as Parquet."""
+"""Parse and validate landed files, and write each file's accepted and quarantined rows as Parquet."""
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from flows.ingest.adapters import ADAPTERS
-from flows.ingest.adapters.base import FileContext, FileRejected, empty_quarantine
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, empty_quarantine
 from flows.ingest.land import LandedFile
-from flows.ingest.validate import validate_frame
+from flows.ingest.validate import validate_details, validate_frames
 from models import CONTRACTS
 
 
@@ -34,6 +34,22 @@ class FileOutcome:
 
 def stage_file(landed: LandedFile, fmt: str, defaults: dict, staging_dir: Path) -> FileOutcome:
     """Run the format's adapter and its contract on one file; never raises for bad input."""
+    return stage_files([(landed, fmt, defaults)], staging_dir)[0]
+
+
+@dataclass
+class _Parsed:
+    """One file after its adapter ran, waiting for its contract check."""
+
+    landed: LandedFile
+    ctx: FileContext
+    adapter: object
+    base: dict
+    parsed: ParseResult
+
+
+def parse_file(landed: LandedFile, fmt: str, defaults: dict) -> _Parsed | FileOutcome:
+    """Run the format's adapter on one file: the parsed rows, or the file's rejection."""
     adapter = ADAPTERS[fmt]
     ctx = FileContext(
         path=Path(landed.landed_path), source_name=landed.source_name,
@@ -50,7 +66,30 @@ def stage_file(landed: LandedFile, fmt: str, defaults: dict, staging_dir: Path) 
         return FileOutcome(**base, status="rejected", reason=f"{exc.reason_code}: {exc.detail}",
                            rows_in=0, rows_accepted=0, rows_quarantined=0,
                            accepted_parquet=None, quarantine_parquet=None)
-    accepted, contract_rejects = validate_frame(parsed.accepted, CONTRACTS[adapter.table])
+    return _Parsed(landed, ctx, adapter, base, parsed)
+
+
+def stage_files(batch: list[tuple[LandedFile, str, dict]], staging_dir: Path) -> list[FileOutcome]:
+    """stage_file for a batch of files: each parsed on its own, the contracts checked per table at once."""
+    parsed = [parse_file(landed, fmt, defaults) for landed, fmt, defaults in batch]
+    ok = [p for p in parsed if isinstance(p, _Parsed)]
+    checked: dict[int, tuple[pl.DataFrame, pl.DataFrame]] = {}
+    for table in {p.adapter.table for p in ok}:
+        mine = [i for i, p in enumerate(ok) if p.adapter.table == table]
+        results = validate_frames([ok[i].parsed.accepted for i in mine], CONTRACTS[table])
+        checked.update(zip(mine, results))
+    # Detail rows belong to accepted rows only; the adapter checks them, the contract proves it.
+    for table in {t for p in ok for t in p.parsed.details}:
+        validate_details([p.parsed.details[table] for p in ok if table in p.parsed.details], CONTRACTS[table])
+    outcomes, position = [], {id(p): i for i, p in enumerate(ok)}
+    for p in parsed:
+        outcomes.append(p if isinstance(p, FileOutcome) else _write(p, *checked[position[id(p)]], staging_dir))
+    return outcomes
+
+
+def _write(p: _Parsed, accepted: pl.DataFrame, contract_rejects: pl.DataFrame, staging_dir: Path) -> FileOutcome:
+    """Quarantine lineage, the row-conservation proof, and the file's Parquet outputs."""
+    landed, ctx, parsed = p.landed, p.ctx, p.parsed
     quarantined = pl.concat([parsed.quarantined, contract_rejects]) if contract_rejects.height else parsed.quarantined
     if quarantined.height == 0:
         quarantined = empty_quarantine()
@@ -67,17 +106,15 @@ def stage_file(landed: LandedFile, fmt: str, defaults: dict, staging_dir: Path) 
         )
     staging_dir.mkdir(parents=True, exist_ok=True)
     stem = staging_dir / f"{landed.source_name}.{landed.file_sha256[:16]}"
-    accepted_path = Path(f"{stem}.{adapter.table}.parquet")
+    accepted_path = Path(f"{stem}.{p.adapter.table}.parquet")
     quarantine_path = Path(f"{stem}.quarantine.parquet")
     accepted.write_parquet(accepted_path)
     quarantined.write_parquet(quarantine_path)
     details = {}
     for table, frame in parsed.details.items():
-        # Detail rows belong to accepted rows only; the adapter checks them, the contract proves it.
-        CONTRACTS[table].validate(frame, lazy=True)
         details[table] = f"{stem}.{table}.parquet"
         frame.write_parquet(details[table])
-    return FileOutcome(**base, status="loaded", reason=None, rows_in=parsed.rows_in,
+    return FileOutcome(**p.base, status="loaded", reason=None, rows_in=parsed.rows_in,
                        rows_accepted=accepted.height, rows_quarantined=quarantined.height,
                        accepted_parquet=str(accepted_path), quarantine_parquet=str(quarantine_path),
                        detail_parquets=details)

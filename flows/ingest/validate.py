@@ -33,3 +33,30 @@ def validate_frame(frame: pl.DataFrame, contract: type[pa.DataFrameModel]) -> tu
         pl.struct(pl.exclude("__index", "detail")).struct.json_encode().alias("raw_record"),
     )
     return good, quarantined
+
+
+def validate_frames(frames: list[pl.DataFrame],
+                    contract: type[pa.DataFrameModel]) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+    """validate_frame for many frames of one table, paying pandera's per-call cost once.
+
+    The contract is checked on all the frames together; the usual case (every row passes) ends
+    there. If anything fails, or the frames do not stack, each frame is checked on its own so
+    the quarantine rows and errors are exactly those of validate_frame. Uniqueness keys include
+    file_sha256, so checking files together finds no duplicate that checking them apart would not.
+    """
+    if len(frames) > 1:
+        try:
+            contract.validate(pl.concat(frames, how="vertical"), lazy=True)
+            return [(frame, empty_quarantine()) for frame in frames]
+        except (pa.errors.SchemaErrors, pl.exceptions.PolarsError):
+            pass
+    return [validate_frame(frame, contract) for frame in frames]
+
+
+def validate_details(frames: list[pl.DataFrame], contract: type[pa.DataFrameModel]) -> None:
+    """Detail rows (e.g. per-request) must pass their contract: checked together, a failure re-raised per frame."""
+    try:
+        contract.validate(pl.concat(frames, how="vertical"), lazy=True)
+    except (pa.errors.SchemaErrors, pl.exceptions.PolarsError):
+        for frame in frames:  # the failing file's own error, as checking it alone would raise
+            contract.validate(frame, lazy=True)

@@ -1,0 +1,100 @@
+"""Staging many files: batches per format, one contract check per batch, staged Parquet reused across refreshes."""
+import hashlib
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import flows.ingest.stage as stage_module
+from flows.ingest import stage_cache
+from flows.ingest.land import LandedFile
+from flows.ingest.stage import stage_file
+from flows.ingest.validate import validate_frame, validate_frames
+from flows.refresh import MAX_FILES_PER_BATCH, batches
+from models import CONTRACTS
+from tests.conftest import query, run_refresh, write_sources
+
+HEADER = "provider,offer_id,gpu_model,gpus_per_node,price,currency,price_unit,price_scope,billing_model,observed_at\n"
+
+
+def _quote_file(path: Path, offers: int, price: str = "2.00") -> Path:
+    lines = [f"acme,o{i},MI300X,8,{price},USD,hour,per_gpu,on_demand,2026-11-01T00:00:00Z\n" for i in range(offers)]
+    path.write_text(HEADER + "".join(lines), encoding="utf-8")
+    return path
+
+
+def _accepted(tmp_path: Path, name: str, offers: int) -> pl.DataFrame:
+    path = _quote_file(tmp_path / name, offers)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    landed = LandedFile("s", sha, str(path), str(path), "2026-11-29T00:00:00+00:00")
+    outcome = stage_file(landed, "quote-csv", {}, tmp_path / "staged")
+    frame = pl.read_parquet(outcome.accepted_parquet)
+    assert frame.height == offers
+    return frame
+
+
+def test_batched_contract_check_quarantines_exactly_what_one_file_at_a_time_does(tmp_path):
+    contract = CONTRACTS["quote_observations"]
+    good = _accepted(tmp_path, "a.csv", 3)
+    broken = _accepted(tmp_path, "b.csv", 4).with_columns(
+        pl.when(pl.col("row_number") == 2).then(pl.lit("usd")).otherwise(pl.col("currency")).alias("currency"))
+    together = validate_frames([good, broken], contract)
+    apart = [validate_frame(good, contract), validate_frame(broken, contract)]
+    for (ok_t, bad_t), (ok_a, bad_a) in zip(together, apart):
+        assert ok_t.equals(ok_a) and bad_t.equals(bad_a)
+    assert together[0][1].height == 0 and together[1][1]["row_number"].to_list() == [2]
+    # The usual case: every row passes, one check for all the frames.
+    assert [(ok.height, bad.height) for ok, bad in validate_frames([good, good], contract)] == [(3, 0), (3, 0)]
+
+
+def test_batches_keep_one_format_each_and_bound_their_size():
+    items = [(f"q{i}", "quote-csv", {}) for i in range(300)] + [(f"r{i}", "vllm-serve", {}) for i in range(5)]
+    groups = batches(items, workers=2)
+    assert all(len({fmt for _, fmt, _ in g}) == 1 for g in groups)
+    assert max(len(g) for g in groups) == MAX_FILES_PER_BATCH
+    assert [x for g in groups for x in g] == items  # every file once, in order
+    assert len([g for g in groups if g[0][1] == "vllm-serve"]) >= 2  # few files still spread over both workers
+
+
+@pytest.fixture(scope="module")
+def cached_warehouse(tmp_path_factory):
+    """Two quote files refreshed once; the staged Parquet is cached beside the warehouse."""
+    root = tmp_path_factory.mktemp("cache")
+    (root / "quotes").mkdir()
+    _quote_file(root / "quotes" / "a.csv", 3)
+    _quote_file(root / "quotes" / "b.csv", 2, price="3.00")
+    sources = write_sources(root, [{"name": "q", "kind": "quotes", "format": "quote-csv", "path": "quotes/*.csv"}])
+    warehouse = root / "wh" / "provider_eval.duckdb"
+    assert run_refresh(warehouse, sources=sources).is_completed()
+    return root, sources, warehouse
+
+
+SNAPSHOT = "select offer_id, usd_per_gpu_hour, source_name from offer_history order by all"
+
+
+def test_a_refresh_stages_only_files_it_has_not_staged_before(cached_warehouse, monkeypatch):
+    root, sources, warehouse = cached_warehouse
+    before = query(warehouse, SNAPSHOT)
+    manifest = query(warehouse, "select file_sha256, status, rows_in, rows_accepted from ingest_manifest order by 1")
+    parsed = []
+    real = stage_module.parse_file
+    monkeypatch.setattr(stage_module, "parse_file", lambda lf, *a: parsed.append(lf.original_path) or real(lf, *a))
+    assert run_refresh(warehouse, sources=sources).is_completed()
+    assert parsed == [] and query(warehouse, SNAPSHOT) == before
+    assert query(warehouse, "select file_sha256, status, rows_in, rows_accepted from ingest_manifest order by 1") == manifest
+    _quote_file(root / "quotes" / "c.csv", 1, price="4.00")
+    assert run_refresh(warehouse, sources=sources).is_completed()
+    assert [Path(p).name for p in parsed] == ["c.csv"]
+    assert len(query(warehouse, SNAPSHOT)) == len(before) + 1
+    assert len(list((warehouse.parent / "staged-cache").iterdir())) == 3
+
+
+def test_changed_staging_code_or_reference_data_restages_everything(cached_warehouse, monkeypatch):
+    root, sources, warehouse = cached_warehouse
+    before = query(warehouse, SNAPSHOT)
+    old_entries = {p.name for p in (warehouse.parent / "staged-cache").iterdir()}
+    monkeypatch.setattr(stage_cache, "code_fingerprint", lambda: "new adapter version")
+    assert run_refresh(warehouse, sources=sources).is_completed()
+    entries = {p.name for p in (warehouse.parent / "staged-cache").iterdir()}
+    assert entries and not entries & old_entries  # re-staged, and the stale entries pruned
+    assert query(warehouse, SNAPSHOT) == before
