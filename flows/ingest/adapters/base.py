@@ -95,13 +95,17 @@ def apply_rules(frame: pl.DataFrame, rules: list[Rule]) -> tuple[pl.DataFrame, p
         for i, r in enumerate(rules)
     ]
     codes = [pl.when(pl.col(f"__fail_{i}")).then(pl.lit(r.reason_code)) for i, r in enumerate(rules)]
-    marked = frame.with_columns(flags).with_columns(
+    flagged = frame.with_columns(flags)
+    failing = flagged.select(pl.any_horizontal([pl.col(f"__fail_{i}") for i in range(len(rules))])).to_series()
+    helper = [c for c in flagged.columns if c.startswith("__")]
+    good = flagged.drop(helper).filter(~failing)
+    # Reasons are written for the failing rows only: polars computes every branch of a when/then
+    # for every row, and ~45 formatted messages × every good row was most of a quote file's parse.
+    # (Rules are row-wise, so a row's message does not depend on which other rows are present.)
+    bad = flagged.filter(failing).with_columns(
         pl.coalesce(codes).alias("__reason_code"),
         pl.concat_str(details, separator="; ", ignore_nulls=True).alias("__detail"),
     )
-    helper = [c for c in marked.columns if c.startswith("__")]
-    bad = marked.filter(pl.col("__reason_code").is_not_null())
-    good = marked.filter(pl.col("__reason_code").is_null()).drop(helper)
     return good, quarantine_rows(bad, "__reason_code", "__detail")
 
 

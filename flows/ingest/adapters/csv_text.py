@@ -58,6 +58,9 @@ def read_csv_rows(ctx: FileContext, required: set[str], optional: set[str]) -> p
     character stays in the cell so a look-alike name can never match a real one.
     """
     text = read_utf8(ctx.path, ctx.original_name)
+    plain = _plain_rows(text.removeprefix("\ufeff"), required, optional)
+    if plain is not None:
+        return plain
     # The csv module (not a sniffing reader) so each record's own field count is known.
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
     try:
@@ -82,6 +85,37 @@ def read_csv_rows(ctx: FileContext, required: set[str], optional: set[str]) -> p
     columns["raw__extra_fields"] = [json.dumps(r[width:]) if len(r) > width else None for r in body]
     frame = pl.DataFrame({**columns, "row_shape_problem": shape},
                          schema={**{c: pl.String for c in columns}, "row_shape_problem": pl.String})
+    absent = [pl.lit(None, pl.String).alias(f"raw_{c}") for c in sorted(optional - set(header))]
+    return frame.with_columns(absent).with_row_index("row_number", offset=1).with_columns(
+        pl.col("row_number").cast(pl.Int64)
+    )
+
+
+def _plain_rows(text: str, required: set[str], optional: set[str]) -> pl.DataFrame | None:
+    """read_csv_rows' frame built in polars, for files where the csv module could do nothing but split on ','.
+
+    Only when no record can read differently: no quote, carriage return or NUL anywhere, and every
+    non-blank line has the header's field count (so no row is ragged). Otherwise None, and the
+    csv module reads the file (a 5,000-row file: ~40 ms there, ~3 ms here).
+    """
+    if '"' in text or "\r" in text or "\x00" in text:
+        return None
+    lines = [line for line in text.split("\n") if line]  # the csv module skips blank lines too
+    if len(lines) < 2:
+        return None
+    header = [c.strip(ASCII_SPACE) for c in lines[0].split(",")]
+    _check_header(header, required, optional)
+    width = len(header)
+    body = pl.Series("line", lines[1:], dtype=pl.String)
+    if not (body.str.count_matches(",", literal=True) == width - 1).all():
+        return None
+    fields = body.str.split_exact(",", width - 1).struct.unnest()
+    cells = [
+        pl.col(f"field_{i}").str.strip_chars(ASCII_SPACE).replace("", None).alias(f"raw_{name}")
+        for i, name in enumerate(header)
+    ]
+    frame = fields.select(
+        *cells, pl.lit(None, pl.String).alias("raw__extra_fields"), pl.lit(None, pl.String).alias("row_shape_problem"))
     absent = [pl.lit(None, pl.String).alias(f"raw_{c}") for c in sorted(optional - set(header))]
     return frame.with_columns(absent).with_row_index("row_number", offset=1).with_columns(
         pl.col("row_number").cast(pl.Int64)
