@@ -246,3 +246,15 @@ def generate(out: Path, scale: Scale, seed: int = 11) -> dict:
             "rows_offers": scale.observations, "offers": scale.offers, "rows_runs": rows_runs,
             "bad_quote_rows": bad_rows, "workloads": len(loads), "sources": str(out / "sources.yaml"),
             "workloads_file": str(out / "workloads.yaml")}
+
+
+def next_scrape(last_file: str) -> str:
+    """The scrape after last_file (same offers, 15 minutes later), written beside it; returns its path."""
+    last = Path(last_file)
+    frame = pl.read_csv(last, infer_schema=False)
+    later = frame.with_columns(
+        (pl.col("observed_at").str.to_datetime(time_zone="UTC") + dt.timedelta(minutes=QUOTE_INTERVAL_MIN))
+        .dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("observed_at"))
+    path = last.with_name(f"catalog_{int(last.stem.split('_')[1]) + 1:04d}.csv")
+    later.write_csv(path)
+    return str(path)

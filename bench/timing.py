@@ -35,7 +35,7 @@ class StageClock:
                 end = time.perf_counter()
                 with self._lock:
                     self.intervals[stage].append((start, end))
-                    if stage == "parse":  # stage_file(landed, fmt, …)
+                    if stage == "parse_file":  # parse_file(landed, fmt, defaults)
                         fmt = args[1] if len(args) > 1 else kwargs.get("fmt")
                         self.staged_by_format[fmt].append((start, end))
                     self.samples.append((end, rss_bytes()))  # short calls fall between samples
@@ -51,7 +51,9 @@ class StageClock:
         """Wrap each stage's function for the duration of the block (behaviour unchanged)."""
         patches = [
             (refresh_module, "land_file", "land"), (refresh_module, "read_index", "land"),
-            (refresh_module, "stage_file", "parse"), (stage_module, "validate_frame", "validate"),
+            (refresh_module, "read_index_by_key", "land"),
+            (refresh_module, "stage_files", "parse"), (stage_module, "parse_file", "parse_file"),
+            (stage_module, "validate_frames", "validate"), (stage_module, "validate_details", "validate"),
             (refresh_module, "load_workloads", "load"), (refresh_module, "load_reference", "load"),
             (refresh_module, "load_staged", "load"), (refresh_module, "load_validations", "load"),
             (sql_models, "build_models", "sql_models"), (sql_models, "run_checks", "checks"),
@@ -73,8 +75,8 @@ class StageClock:
     def report(self, rows_in: int) -> dict:
         """Per stage: wall seconds, rows/s over wall time, thread-busy seconds, peak RSS.
 
-        Files are parsed and validated interleaved on worker threads (stage_file calls
-        validate_frame), so their shared wall time is split by each one's share of thread time.
+        Files are parsed and validated interleaved on worker threads (stage_files calls
+        validate_frames), so their shared wall time is split by each one's share of thread time.
         """
         out = {}
         staged_busy = _busy(self.intervals.get("parse", []))
@@ -93,7 +95,7 @@ class StageClock:
         return out
 
     def by_format(self, fmt: str, rows: int) -> dict:
-        """Files of one format staged (parse + validate): how many, thread seconds, rows per thread-second."""
+        """Files of one format parsed by their adapter: how many, thread seconds, rows per thread-second."""
         spans = self.staged_by_format.get(fmt, [])
         busy = _busy(spans)
         return {"files": len(spans), "rows": rows, "thread_busy_seconds": round(busy, 3),

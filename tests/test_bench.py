@@ -23,6 +23,13 @@ def test_synthetic_inputs_use_only_known_gpu_names(tmp_path):
     for p in gen["quote_files"]:
         assert pl.read_csv(p, infer_schema_length=0)["offer_id"].is_duplicated().sum() == 0
     assert pl.read_csv(gen["run_files"][0]).height == gen["rows_runs"]
+    # --save-detailed result files: per-request lists of one length, adding up to the scale's requests.
+    docs = [json.loads(Path(p).read_text()) for p in gen["request_files"]]
+    assert sum(d["num_prompts"] for d in docs) == gen["rows_requests"] == SCALES["tiny"].requests
+    for d in docs:
+        assert {len(d[k]) for k in ("input_lens", "output_lens", "ttfts", "latencies", "errors")} == {d["num_prompts"]}
+        assert d["completed"] + d["failed"] == d["num_prompts"]
+        assert all(lat >= ttft for lat, ttft in zip(d["latencies"], d["ttfts"]))
 
 
 def test_bench_tiny_writes_result_json(tmp_path):
@@ -32,8 +39,10 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(out.read_text())
     assert result["scale"] == "tiny"
-    assert result["rows_offers"] == SCALES["tiny"].observations and result["rows_requests"] == 0
-    assert "no loader" in result["rows_requests_note"]
+    assert result["rows_offers"] == SCALES["tiny"].observations
+    assert result["rows_requests"] == SCALES["tiny"].requests == result["row_conservation"]["benchmark_requests_rows"]
+    assert result["requests"]["files"] == result["request_files"] > 0
+    assert result["incremental_refresh_seconds"] > 0 and "one new quote-csv" in result["incremental_refresh_note"]
     for key in ("ingest_ratio_vs_duckdb", "peak_rss_bytes", "rank_query_p50_ms", "cli_rank_p50_ms",
                 "checks_seconds", "feasibility_seconds", "duckdb_baseline_seconds"):
         assert isinstance(result[key], (int, float)) and result[key] > 0, key
