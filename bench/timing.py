@@ -1,4 +1,5 @@
 """Time the refresh's stages from outside: wrap the functions each stage calls, sample RSS meanwhile."""
+import os
 import threading
 import time
 from collections import defaultdict
@@ -17,6 +18,12 @@ def rss_bytes() -> int:
         return int(fh.read().split()[1]) * PAGE_BYTES
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (every thread, DuckDB's included)."""
+    t = os.times()
+    return t.user + t.system
+
+
 class StageClock:
     """Per-stage call intervals plus an RSS sampler; `attach` wraps the refresh's functions."""
 
@@ -24,6 +31,7 @@ class StageClock:
         self.intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
         self.staged_by_format: dict[str, list[tuple[float, float]]] = defaultdict(list)  # stage_file calls
         self.samples: list[tuple[float, int]] = []
+        self.cpu: list[tuple[float, float]] = []  # (time, process CPU seconds): less load-sensitive than wall time
         self._sample_s, self._stop, self._lock = sample_s, threading.Event(), threading.Lock()
 
     def _wrap(self, stage: str, fn):
@@ -43,8 +51,20 @@ class StageClock:
 
     def _sample(self):
         while not self._stop.is_set():
-            self.samples.append((time.perf_counter(), rss_bytes()))
+            now = time.perf_counter()
+            self.samples.append((now, rss_bytes()))
+            self.cpu.append((now, cpu_seconds()))
             time.sleep(self._sample_s)
+
+    def cpu_between(self, *stages: str) -> float:
+        """Process CPU seconds (all threads) from the first call of these stages to the end of the last."""
+        spans = [span for s in stages for span in self.intervals.get(s, [])]
+        if not spans or not self.cpu:
+            return 0.0
+        start, end = min(s for s, _ in spans), max(e for _, e in spans)
+        before = [c for t, c in self.cpu if t <= start] or [self.cpu[0][1]]
+        after = [c for t, c in self.cpu if t >= end] or [self.cpu[-1][1]]
+        return after[0] - before[-1]
 
     @contextmanager
     def attach(self):

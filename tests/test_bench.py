@@ -46,6 +46,8 @@ def test_bench_tiny_writes_result_json(tmp_path):
     for key in ("ingest_ratio_vs_duckdb", "peak_rss_bytes", "rank_query_p50_ms", "cli_rank_p50_ms",
                 "checks_seconds", "feasibility_seconds", "duckdb_baseline_seconds"):
         assert isinstance(result[key], (int, float)) and result[key] > 0, key
+    assert set(result["duckdb_baseline_seconds_by_table"]) == {"quotes", "runs", "requests", "cpu_seconds"}
+    assert result["ingest_cpu_ratio_vs_duckdb"] > 0 and result["pipeline_ingest_cpu_seconds"] > 0
     assert set(result["stages"]) == STAGES
     for stage in result["stages"].values():
         assert {"seconds", "thread_busy_seconds", "rows_per_s", "peak_rss_bytes"} <= set(stage)
