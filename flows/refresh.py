@@ -183,7 +183,8 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             unique, duplicates = _dedupe(landed)
             log.info("landed %d file(s) from %d source(s)", len(unique), len(sources))
             # Files staged by an earlier refresh (same bytes, settings and code) are not parsed again.
-            cache_dir = root / "staged-cache"
+            # One cache per warehouse file: its writer lock covers the prune below.
+            cache_dir = root / "staged-cache" / warehouse_file.name
             fingerprint = stage_cache.code_fingerprint()
             keys = [stage_cache.cache_key(lf, fmt, defaults, fingerprint) for lf, fmt, defaults in unique]
             cached = {i: hit for i, key in enumerate(keys) if (hit := stage_cache.lookup(cache_dir, key))}

@@ -86,15 +86,15 @@ def test_a_refresh_stages_only_files_it_has_not_staged_before(cached_warehouse, 
     assert run_refresh(warehouse, sources=sources).is_completed()
     assert [Path(p).name for p in parsed] == ["c.csv"]
     assert len(query(warehouse, SNAPSHOT)) == len(before) + 1
-    assert len(list((warehouse.parent / "staged-cache").iterdir())) == 3
+    assert len(list((warehouse.parent / "staged-cache" / warehouse.name).iterdir())) == 3
 
 
 def test_changed_staging_code_or_reference_data_restages_everything(cached_warehouse, monkeypatch):
     root, sources, warehouse = cached_warehouse
     before = query(warehouse, SNAPSHOT)
-    old_entries = {p.name for p in (warehouse.parent / "staged-cache").iterdir()}
+    old_entries = {p.name for p in (warehouse.parent / "staged-cache" / warehouse.name).iterdir()}
     monkeypatch.setattr(stage_cache, "code_fingerprint", lambda: "new adapter version")
     assert run_refresh(warehouse, sources=sources).is_completed()
-    entries = {p.name for p in (warehouse.parent / "staged-cache").iterdir()}
+    entries = {p.name for p in (warehouse.parent / "staged-cache" / warehouse.name).iterdir()}
     assert entries and not entries & old_entries  # re-staged, and the stale entries pruned
     assert query(warehouse, SNAPSHOT) == before
