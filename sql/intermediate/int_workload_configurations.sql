@@ -46,6 +46,7 @@ sized as (
         o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
         o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
         o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date,
+        o.pending_reason,
         m.fits as one_node_fits, m.precision_supported, m.min_gpus,
         -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit
         -- need. Only multi-GPU servers scale out; a single-GPU VM that is too small does not fit.

@@ -94,7 +94,9 @@ totals as (
         list_filter([
             case when units_per_hour is null then 'NO_BENCHMARK' end,
             case when stale_reason is not null then stale_reason end,
-            case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
+            -- A requested quote has no price yet: pending, not an FX problem.
+            pending_reason,
+            case when usd_per_node_hour is null and pending_reason is null then 'FX_RATE_MISSING' end,
             case when memory_fits = false then 'DOES_NOT_FIT' end,
             case when precision_supported = false then 'PRECISION_UNSUPPORTED' end,
             -- An unknown stack stays rankable; compat_verdict shows it.

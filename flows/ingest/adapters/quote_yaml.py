@@ -18,7 +18,9 @@ COLUMNS = REQUIRED | OPTIONAL
 OPTION_ONLY = {"billing_model", "price", "price_unit", "price_scope", "billing_granularity",
                "min_term_hours", "commitment_term_hours", "tier"}
 SHARED = {"storage_per_gb_month", "egress_per_gb", "licence_per_hour", "setup_fee",
-          "support_per_month", "valid_from", "valid_until", "notes", "currency"}
+          "support_per_month", "valid_from", "valid_until", "notes", "currency",
+          # A quote may be requested as a whole, or one option asked for beside priced ones.
+          "quote_status", "requested_on"}
 QUOTE_KEYS = (COLUMNS - OPTION_ONLY) | {"billing"}
 OPTION_KEYS = OPTION_ONLY | SHARED
 
