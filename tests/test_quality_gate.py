@@ -114,7 +114,7 @@ def test_price_outside_the_gpu_models_band_fails(published, tmp_path):
 
 def test_model_without_its_own_band_uses_the_fallback(published, tmp_path):
     build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = 40 "
-                           "where gpu_model = 'MI350X'")
+                           "where gpu_model = 'MI350X' and quote_status = 'quoted'")
     failures = _failures(build, tmp_path)
     assert [(f.column, f.unexpected_rows) for f in failures] == [("usd_per_gpu_hour", 1)]
     assert "gpu_model not in" in failures[0].line()

@@ -92,8 +92,9 @@ def test_every_input_row_is_accounted_for(sample_warehouse):
     # runs (MLPerf MI300X Offline/Server, MLPerf MI325X Offline/Server, InferenceX MI355X, vLLM A100 —
     # quarantined) = 24, plus provider catalogs (docs/formats/catalogs.md): DigitalOcean 5,
     # Vultr 6 + 10, Hot Aisle 1, RunPod 1, gpuhunt/Crusoe 2, SkyPilot DigitalOcean 38 and Lambda 51
-    # records = 114.
-    assert manifest[0] == 24 + 114
+    # records = 114, plus 7 low-confidence public price points and 7 requested billing options
+    # (requests for quotation to Cherry Servers, Vast.ai and ServerMania) = 14.
+    assert manifest[0] == 24 + 114 + 14
 
 
 def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
@@ -118,8 +119,8 @@ def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
     assert parsed[-1][0] == parsed[-1][1] > 0
     assert query(warehouse, snapshot_sql) == first
     # Landed once: the content-addressed store holds one copy per file.
-    # (3 bundled CSV quote/run files + 3 catalog CSVs; catalogs also land JSON bodies.)
-    assert len(list((tmp_path / "landing").rglob("*.csv"))) == 6
+    # (4 bundled CSV quote/run files + 3 catalog CSVs; catalogs also land JSON bodies.)
+    assert len(list((tmp_path / "landing").rglob("*.csv"))) == 7
 
 
 def test_rank_cli_shows_all_three_with_cost_per_completed_workload(sample_warehouse):
