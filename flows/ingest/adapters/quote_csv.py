@@ -2,7 +2,8 @@
 import polars as pl
 
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules, bound_quarantine
+from flows.ingest.adapters.base import (FileContext, ParseResult, Rule, apply_rules, bound_quarantine,
+                                        empty_quarantine, quarantine_rows)
 from flows.ingest.adapters.csv_text import read_csv_rows
 
 REQUIRED = {"offer_id", "gpu_model", "gpus_per_node", "price", "price_unit", "price_scope", "billing_model"}
@@ -148,7 +149,6 @@ def _rules(ctx: FileContext) -> list[Rule]:
     band = _price_per_gpu_hour()
     stated_vram, catalog_vram = _stated_vram_gb_per_gpu(), _catalog_vram_gb()
     rules = [
-        Rule("LINE_TOO_LONG", pl.col("row_too_long").is_not_null(), pl.col("row_too_long")),
         Rule("ROW_RAGGED", pl.col("row_shape_problem").is_not_null(), pl.col("row_shape_problem")),
         Rule("HEADER_REPEATED", (f.raw("offer_id") == "offer_id") & (f.raw("gpu_model") == "gpu_model"),
              pl.lit("the header line appears again inside the file")),
@@ -284,13 +284,18 @@ def _duplicates(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def parse_raw_quotes(raw: pl.DataFrame, ctx: FileContext) -> ParseResult:
     """Rules, canonical columns and duplicate detection on raw quote cells (shared by quote-yaml)."""
-    if "row_too_long" not in raw.columns:  # only the CSV reader can meet an over-long line
-        raw = raw.with_columns(pl.lit(None, pl.String).alias("row_too_long"))
+    too_long = empty_quarantine()
+    if "row_too_long" in raw.columns:  # only the CSV reader meets over-long lines: they have no cells to check
+        long_rows = raw.filter(pl.col("row_too_long").is_not_null())
+        too_long = quarantine_rows(long_rows.with_columns(pl.lit("LINE_TOO_LONG").alias("__code"),
+                                                          ("LINE_TOO_LONG: " + pl.col("row_too_long")).alias("__detail")),
+                                   "__code", "__detail")
+        raw = raw.filter(pl.col("row_too_long").is_null()).drop("row_too_long")
     good_raw, bad = apply_rules(raw, _rules(ctx))
     canonical, dups = _duplicates(_canonical(good_raw, ctx))
     # A flood of distinct bad values (a million unknown GPU names) keeps one small row each (#43).
-    return ParseResult(accepted=canonical, quarantined=bound_quarantine(pl.concat([bad, dups])),
-                       rows_in=raw.height)
+    return ParseResult(accepted=canonical, quarantined=bound_quarantine(pl.concat([too_long, bad, dups])),
+                       rows_in=raw.height + too_long.height)
 
 
 def parse(ctx: FileContext) -> ParseResult:
