@@ -136,7 +136,7 @@ def gpu_rules(expr: pl.Expr) -> list[Rule]:
         # 'H100' could be SXM, PCIe or NVL (different memory, bandwidth, price): never guessed.
         Rule("GPU_VARIANT_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null() & variants.is_not_null(),
              pl.format("gpu_model '{}' names several variants ({}): state which one", expr, variants)),
-        Rule("GPU_ALIAS_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null(),
+        Rule("GPU_ALIAS_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null() & variants.is_null(),
              pl.format("gpu_model '{}' is not in data/reference/gpu_aliases.csv", expr)),
     ]
 
