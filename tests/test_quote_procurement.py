@@ -163,6 +163,7 @@ def test_bare_family_names_are_quarantined_as_variant_unknown(warehouse):
     ({"nvme_gb": "0"}, "SPEC_PLACEHOLDER"),
     ({"network_gbps": "-100"}, "SPEC_NONPOSITIVE"),
     ({"network_gbps": "NaN"}, "SPEC_NONFINITE"),
+    ({"nvme_gb": "10000000000"}, "SPEC_OUT_OF_RANGE"),  # 10^19 bytes would not fit the bytes column
 ])
 def test_bad_request_and_server_cells_are_quarantined(tmp_path, cells, code):
     row = {"provider": "acme", "offer_id": "x", "gpu_model": "MI300X", "gpus_per_node": "8", "price": "2.49",

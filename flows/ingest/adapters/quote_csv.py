@@ -39,6 +39,7 @@ VIRTUALISATION = {"bare_metal": "bare_metal", "bare-metal": "bare_metal", "passt
                   "partitioned": "partitioned"}
 # The server facts a quote may state, in decimal units; stored in bytes (GB × 10^9) or as given (Gbps).
 SPEC_NUMBERS = ["system_ram_gb", "nvme_gb", "network_gbps"]
+MAX_SPEC_GB = 1e9
 COST_LINES = ["storage_per_gb_month", "egress_per_gb", "licence_per_hour",
               "setup_fee", "support_per_month"]
 # One offer × billing option: the same hardware may be quoted per tier and per commitment term.
@@ -139,6 +140,9 @@ def _spec_rules() -> list[Rule]:
     ]
     for name in SPEC_NUMBERS:
         rules += f.money_rules(name, f.raw(name), "SPEC", allow_zero=False)
+    # Stored in bytes as a 64-bit integer: a billion GB (an exabyte) is already no server.
+    rules += [Rule("SPEC_OUT_OF_RANGE", f.as_float(f.raw(c)).is_finite() & (f.as_float(f.raw(c)) >= MAX_SPEC_GB),
+                   pl.format("{} {} GB is implausibly large", pl.lit(c), f.raw(c))) for c in ("system_ram_gb", "nvme_gb")]
     return rules
 
 
