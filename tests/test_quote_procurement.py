@@ -186,3 +186,21 @@ def test_the_contract_holds_quoted_rows_to_a_price(tmp_path):
     broken = frame.with_columns(pl.lit(None, frame.schema["price_amount"]).alias("price_amount"))
     with pytest.raises(Exception, match="quoted_rows_have_a_price"):
         QuoteObservation.validate(broken)
+
+
+@pytest.mark.parametrize("doc,fence,fmt", [("quote-yaml.md", "yaml", "quote-yaml"), ("quote-csv.md", "csv", "quote-csv")])
+def test_every_documented_example_loads_without_quarantine(tmp_path, doc, fence, fmt):
+    """The request-for-quotation and server-facts examples in docs/formats/ are real, loadable files."""
+    from provider_eval.paths import PROJECT_ROOT
+
+    text = (PROJECT_ROOT / "docs" / "formats" / doc).read_text(encoding="utf-8")
+    examples = [b.split("```", 1)[0] for b in text.split(f"```{fence}\n")[1:]]
+    # Every full example (the shape sketch with '…' placeholders is not one).
+    examples = [e for e in examples if e.lstrip().startswith(("quotes:", "provider,")) and "…" not in e]
+    assert len(examples) >= 2
+    for i, example in enumerate(examples):
+        path = tmp_path / f"example{i}.{fence}"
+        path.write_text(example, encoding="utf-8")
+        out = stage_file(land_file("docs", path, tmp_path / "landing", NOW), fmt, {}, tmp_path / "staged")
+        assert out.status == "loaded" and out.rows_quarantined == 0, (i, out.reason,
+                                                                      pl.read_parquet(out.quarantine_parquet).to_dicts())
