@@ -9,9 +9,13 @@ offers_now as (
     select * from offers
 ),
 
+throughputs as (
+    select * from int_workload_throughput
+),
+
 measured as (
     -- NaN, ±Inf or zero throughput is no measurement: such a configuration has no benchmark.
-    select * from int_workload_throughput where isfinite(units_per_hour) and units_per_hour > 0
+    select * from throughputs where isfinite(units_per_hour) and units_per_hour > 0
 ),
 
 memory as (
@@ -82,20 +86,51 @@ configured as (
 with_measured as (
     select
         c.*,
-        t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids
+        t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids, t.node_count as benchmark_node_count
     from configured as c
     left join measured as t
         on t.workload_id = c.workload_id
         and t.gpu_model = c.gpu_model
         -- Throughput is measured at this total GPU count or not at all: never extrapolated.
         and t.gpu_count = c.gpu_count
+        -- Runs that state their node count measure that many nodes only.
+        and (t.node_count is null or t.node_count = c.node_count)
         and (t.run_provider is null or t.run_provider = c.provider)
-    -- Provider-specific runs win over generic ones for the same configuration.
+    -- Provider-specific runs win over generic ones, runs stating their node count over the rest.
     qualify row_number() over (
         partition by c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model,
             c.tier, c.commitment_term_hours
-        order by t.run_provider nulls last
+        order by t.run_provider nulls last, t.node_count nulls last
     ) = 1
+),
+
+near_misses as (
+    -- Runs of this configuration's GPU model, count and node count that came close: why they did
+    -- not count. Only an SLO miss on runs that match otherwise makes a configuration SLO_NOT_MET.
+    select
+        c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model, c.tier, c.commitment_term_hours,
+        len(flatten(list(t.slo_failed_run_ids))) > 0 as has_slo_failures,
+        string_agg(t.mismatch_detail, ' | ' order by t.mismatch_detail) as benchmark_match_detail
+    from with_measured as c
+    join throughputs as t
+        on t.workload_id = c.workload_id and t.gpu_model = c.gpu_model and t.gpu_count = c.gpu_count
+        and (t.node_count is null or t.node_count = c.node_count)
+        and (t.run_provider is null or t.run_provider = c.provider)
+    where c.units_per_hour is null
+    group by all
+),
+
+with_near_misses as (
+    select
+        c.*,
+        coalesce(n.has_slo_failures, false) as is_slo_not_met,
+        n.benchmark_match_detail
+    from with_measured as c
+    left join near_misses as n
+        on n.workload_id = c.workload_id and n.source_name = c.source_name and n.provider = c.provider
+        and n.offer_id = c.offer_id and n.billing_model = c.billing_model
+        and n.tier is not distinct from c.tier
+        and n.commitment_term_hours is not distinct from c.commitment_term_hours
 ),
 
 estimate_bases as (
@@ -108,12 +143,15 @@ estimate_bases as (
         t.gpu_model as basis_gpu_model, t.run_provider as basis_provider,
         t.units_per_hour as basis_units_per_hour, t.benchmark_runs, t.benchmark_run_ids,
         (target.memory_bandwidth_tbps / basis.memory_bandwidth_tbps) as scale
-    from with_measured as c
+    from with_near_misses as c
     join measured as t
         on t.workload_id = c.workload_id and t.gpu_count = c.gpu_count
+        and (t.node_count is null or t.node_count = c.node_count)
     left join gpus as target on target.gpu_model = c.gpu_model
     left join gpus as basis on basis.gpu_model = t.gpu_model
     where c.units_per_hour is null
+        -- Measured here and too slow for the SLOs: no estimate from elsewhere overrides that.
+        and not c.is_slo_not_met
         and c.node_count = 1
         and (t.gpu_model = c.gpu_model
             or (c.kind = 'inference' and target.memory_bandwidth_tbps > 0 and basis.memory_bandwidth_tbps > 0))
@@ -127,7 +165,7 @@ estimate_bases as (
 ),
 
 measured_rows as (
-    select *, 'measured' as throughput_source, null::varchar as estimate_basis from with_measured
+    select *, 'measured' as throughput_source, null::varchar as estimate_basis from with_near_misses
 ),
 
 estimate_rows as (
@@ -146,7 +184,7 @@ estimate_rows as (
                 c.gpu_count, e.basis_gpu_model, coalesce(e.basis_provider, 'any provider'),
                 g.memory_bandwidth_tbps, b.memory_bandwidth_tbps, round(e.scale, 4))
         end as estimate_basis
-    from with_measured as c
+    from with_near_misses as c
     join estimate_bases as e
         on e.workload_id = c.workload_id and e.source_name = c.source_name and e.provider = c.provider
         and e.offer_id = c.offer_id and e.billing_model = c.billing_model

@@ -24,7 +24,9 @@ final as (
         -- Added by the billing-aware cost model (docs/cost-model.md).
         gpus_per_node, node_count, throughput_source, estimate_basis,
         utilisation_applied as utilisation, busy_hours, billing_period, billing_periods, billed_seconds,
-        usd_per_node_month, cost_per_million_units_usd, is_interruptible, risk_notes
+        usd_per_node_month, cost_per_million_units_usd, is_interruptible, risk_notes,
+        -- Added by benchmark matching (engine, shape, SLOs; docs/cost-model.md).
+        benchmark_node_count, benchmark_match_detail
     from cost_lines
 )
 
