@@ -1,12 +1,69 @@
 -- One row per workload × current offer (billing option) × throughput source: the configuration to
 -- cost (one node, or as many nodes as the memory-fit minimum needs), its feasibility facts, and its
--- throughput — measured, or (only where no run matches) a separately labelled estimate.
+-- throughput — measured, or (only where no run matches) a separately labelled estimate. An offer seen
+-- in several sources is costed once, from its latest observation (also_seen_in lists the others).
 with workloads as (
     select * from stg_workloads
 ),
 
+offers_priced as (
+    -- A pending quote carries no price yet: there is nothing to cost.
+    select * from offers where price_amount is not null
+),
+
+source_observations as (
+    -- Each source's newest observation of an offer key: provider × GPU model × GPUs per node × billing
+    -- option (billing model, tier, commitment term).
+    select
+        provider, gpu_model, gpus_per_node, billing_model, tier, commitment_term_hours, source_name,
+        max(observed_at) as latest_observed_at,
+        list(distinct offer_id order by offer_id) as offer_ids
+    from offers_priced
+    group by all
+),
+
+source_ranks as (
+    -- The same offer seen in several sources is costed once: the latest observation wins (ties: the
+    -- source name), so a catalog fetched today beats a price point noted last year.
+    select
+        *,
+        row_number() over (
+            partition by provider, gpu_model, gpus_per_node, billing_model, tier, commitment_term_hours
+            order by latest_observed_at desc, source_name
+        ) as source_rank
+    from source_observations
+),
+
+seen_elsewhere as (
+    -- The sources that lost, kept as evidence on the winner.
+    select
+        w.provider, w.gpu_model, w.gpus_per_node, w.billing_model, w.tier, w.commitment_term_hours,
+        list(format('{} ({}, observed {})', l.source_name, array_to_string(l.offer_ids, ', '),
+                strftime(l.latest_observed_at, '%Y-%m-%d'))
+            order by l.latest_observed_at desc, l.source_name) as also_seen_in
+    from source_ranks as w
+    join source_ranks as l
+        on l.provider = w.provider and l.gpu_model = w.gpu_model and l.gpus_per_node = w.gpus_per_node
+        and l.billing_model = w.billing_model and l.tier is not distinct from w.tier
+        and l.commitment_term_hours is not distinct from w.commitment_term_hours
+        and l.source_rank > 1
+    where w.source_rank = 1
+    group by all
+),
+
 offers_now as (
-    select * from offers
+    select o.*, coalesce(e.also_seen_in, []) as also_seen_in
+    from offers_priced as o
+    join source_ranks as r
+        on r.source_name = o.source_name and r.provider = o.provider and r.gpu_model = o.gpu_model
+        and r.gpus_per_node = o.gpus_per_node and r.billing_model = o.billing_model
+        and r.tier is not distinct from o.tier
+        and r.commitment_term_hours is not distinct from o.commitment_term_hours
+        and r.source_rank = 1
+    left join seen_elsewhere as e
+        on e.provider = o.provider and e.gpu_model = o.gpu_model and e.gpus_per_node = o.gpus_per_node
+        and e.billing_model = o.billing_model and e.tier is not distinct from o.tier
+        and e.commitment_term_hours is not distinct from o.commitment_term_hours
 ),
 
 throughputs as (
@@ -49,7 +106,7 @@ sized as (
         o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
         o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
         o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
-        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date,
+        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date, o.also_seen_in,
         m.fits as one_node_fits, m.precision_supported, m.min_gpus,
         -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit
         -- need. Only multi-GPU servers scale out; a single-GPU VM that is too small does not fit.

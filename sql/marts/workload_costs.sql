@@ -26,7 +26,9 @@ final as (
         utilisation_applied as utilisation, busy_hours, billing_period, billing_periods, billed_seconds,
         usd_per_node_month, cost_per_million_units_usd, is_interruptible, risk_notes,
         -- Added by benchmark matching (engine, shape, SLOs; docs/cost-model.md).
-        benchmark_node_count, benchmark_match_detail
+        benchmark_node_count, benchmark_match_detail,
+        -- Cross-source de-duplication: the other sources that list the same offer (docs/cost-model.md).
+        also_seen_in
     from cost_lines
 )
 
