@@ -122,6 +122,26 @@ RANK_COLUMNS = ["workload_id", "rank", "offer_id", "provider", "gpu_model", "gpu
                 "validation_verdict", "cost_per_million_units_usd", "config_id", "also_seen_in"]
 
 
+# Per workload: how many configurations are excluded, and how many for each reason (most common first).
+EXCLUDED_SUMMARY_SQL = """
+    with reasons as (
+        select workload_id, reason, count(*) as n
+        from (select workload_id, unnest(exclusion_reasons) as reason from workload_costs
+              where status = 'excluded' and ($1 is null or workload_id = $1))
+        group by all
+    ),
+
+    listed as (
+        select workload_id, list(reason || ' ×' || n order by n desc, reason) as reasons from reasons group by all
+    )
+
+    select c.workload_id, count(*) filter (where c.status = 'excluded'), any_value(c.unit),
+           coalesce(any_value(l.reasons), [])
+    from workload_costs as c left join listed as l using (workload_id)
+    where ($1 is null or c.workload_id = $1)
+    group by c.workload_id order by c.workload_id"""
+
+
 @app.command()
 def rank(
     workload: Annotated[str | None, typer.Option(help="Only this workload id.")] = None,
@@ -140,12 +160,7 @@ def rank(
         # Measured first; each row says where its throughput came from (throughput_source).
         output.render(cols, rows + guessed, fmt.value)
         return
-    _, excluded = _query(
-        warehouse_path,
-        "select workload_id, count(*) filter (where status = 'excluded'), any_value(unit), "
-        "list_sort(list_distinct(flatten(list(exclusion_reasons)))) from workload_costs "
-        "where ($1 is null or workload_id = $1) group by all order by all", [workload],
-    )
+    _, excluded = _query(warehouse_path, EXCLUDED_SUMMARY_SQL, [workload])
     if not excluded:
         _fail(f"no workload {workload!r} in the warehouse" if workload else "the warehouse has no workloads")
     for workload_id, n_excluded, unit, reasons in excluded:
@@ -158,7 +173,8 @@ def rank(
         if mine:
             output.render(shown, mine, "table", title=f"{workload_id}: cost {per}", headers=headers)
         else:
-            print(f"{workload_id}: no configuration ranked (none has a measured benchmark and passes every check)")
+            print(f"{workload_id}: no configuration ranked (none has a matching measured benchmark and passes "
+                  "every check; the reasons follow)")
         guesses = [tuple(r[i] for i in idx) for r in guessed if r[0] == workload_id]
         if guesses:
             output.render(shown, guesses, "table", headers=headers,

@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -157,3 +158,13 @@ def test_an_offer_seen_in_two_sources_is_ranked_once(sample_warehouse):
                                                   where workload_id = 'llama2-70b-fp8-offline-tokens'
                                                   and provider = 'digitalocean' and billing_model = 'on_demand'""")
     assert source == "digitalocean-sizes" and also == ["public-price-points (gpu-mi300x8-1536gb, observed 2025-08-29)"]
+
+
+def test_readme_demo_excerpt_matches_what_rank_prints(sample_warehouse):
+    """The seed table and the SLO workload's exclusion line in README's demo excerpt are what `rank` prints."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    excerpt = readme.split("### What the demo prints", 1)[1].split("```", 2)[1].splitlines()
+    for workload in ("seed-000-same-task", "llama2-70b-fp8-interactive"):
+        out = cli("rank", "--workload", workload, "-w", str(sample_warehouse))
+        printed = [line.rstrip() for line in (out.stdout + out.stderr).splitlines() if line.strip()]
+        assert printed and all(line in excerpt for line in printed), (printed, excerpt)
