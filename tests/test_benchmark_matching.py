@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from flows.ingest.workloads import load_workloads
 from provider_eval.errors import ConfigError
+from provider_eval.paths import SQL_DIR
 from tests.cost_model_harness import bench_run, build, offer, rows, workload
 
 
@@ -148,3 +149,12 @@ def test_workloads_yaml_shape_and_slo_are_validated(tmp_path):
                          ("    input_tokens: many\n", "input_tokens")]:
         with pytest.raises(ConfigError, match=message):
             _workloads(tmp_path, bad)
+
+
+def test_check_blocks_a_ranking_that_cites_a_run_that_does_not_match():
+    check = (SQL_DIR / "checks" / "assert_ranked_runs_match_the_workload.sql").read_text()
+    con = build(workloads=[chat(slo_json=json.dumps({"ttft_p99_ms": 2000.0}))], offers=[offer("o")],
+                bench_runs=[run("fast", ttft_p99_ms=1500.0), run("slow", ttft_p99_ms=2500.0)])
+    assert con.execute(check).fetchall() == []
+    con.execute("update rankings set benchmark_run_ids = ['fast', 'slow']")
+    assert con.execute(check).fetchall() == [("chat", "o", "slow")]
