@@ -67,7 +67,7 @@ def test_shape_within_tolerance_of_the_declared_lengths():
     assert row["units_per_hour"] == 2000.0 * 3600  # median of 1000, 2000, 3000
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=30, deadline=None, derandomize=True)
 @given(declared=st.integers(1, 100_000), tolerance=st.integers(0, 100), run_mean=st.integers(0, 200_000))
 def test_shape_rule_property(declared, tolerance, run_mean):
     con = build(workloads=[chat(input_tokens=declared, shape_tolerance_pct=float(tolerance))], offers=[],
@@ -158,3 +158,17 @@ def test_check_blocks_a_ranking_that_cites_a_run_that_does_not_match():
     assert con.execute(check).fetchall() == []
     con.execute("update rankings set benchmark_run_ids = ['fast', 'slow']")
     assert con.execute(check).fetchall() == [("chat", "o", "slow")]
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(ceiling=st.floats(0.5, 10_000, allow_nan=False), latency=st.none() | st.floats(0, 20_000, allow_nan=False),
+       engine=st.sampled_from([None, "vllm", "sglang"]))
+def test_slo_and_engine_rule_property(ceiling, latency, engine):
+    """A run counts only when it reports the latency and it is within the SLO, and its engine is the workload's."""
+    con = build(workloads=[chat(engine="vllm", slo_json=json.dumps({"tpot_p99_ms": ceiling}))], offers=[],
+                bench_runs=[run("r", tpot_p99_ms=latency, engine=engine)])
+    [found] = matches(con).values()
+    slo_met = latency is not None and latency <= ceiling
+    assert found["slo_met"] == slo_met and found["engine_matches"] == (engine == "vllm")
+    expected = "matched" if slo_met and engine == "vllm" else ("slo_not_met" if engine == "vllm" else "mismatched")
+    assert found["match_status"] == expected
