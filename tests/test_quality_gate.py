@@ -167,3 +167,9 @@ def test_sensitivity_must_be_finite_and_within_the_ranking(published, tmp_path):
     assert {(f.suite, f.column or f.expectation, f.unexpected_rows) for f in failures} == {
         ("ranking_sensitivity", "break_even_usd_per_gpu_hour", 1),
         ("ranking_sensitivity", "expect_column_pair_values_a_to_be_greater_than_b", 1)}
+
+
+def test_no_estimates_and_no_sensitivity_rows_pass(published, tmp_path):
+    """A warehouse where nothing needs estimating (or nothing is ranked) is not a failure."""
+    build = _tampered_copy(published, tmp_path, "delete from estimate_rankings; delete from ranking_sensitivity")
+    assert _failures(build, tmp_path) == []
