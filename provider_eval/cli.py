@@ -232,8 +232,11 @@ def _arithmetic(row: dict) -> list[str]:
 
 def _sources(row: dict, runs: list[tuple]) -> list[str]:
     """Where each input of one configuration's cost comes from."""
+    from datetime import timezone
+
+    observed = row["observed_at"].astimezone(timezone.utc)  # DuckDB hands back the session's time zone
     out = [f"price: {row['offer_id']} ({row['billing_model']}) from source {row['source_name']}, observed "
-           f"{row['observed_at']:%Y-%m-%d %H:%M} UTC" + (f"; also seen in {', '.join(row['also_seen_in'])}"
+           f"{observed:%Y-%m-%d %H:%M} UTC" + (f"; also seen in {', '.join(row['also_seen_in'])}"
                                                         if row["also_seen_in"] else "")]
     for run_id, source_name, source_file, fmt, scenario in runs:
         out.append(f"throughput: run {run_id} ({fmt}{', ' + scenario if scenario else ''}) from source "
