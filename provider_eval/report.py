@@ -49,7 +49,9 @@ PER_MILLION_UNITS = {"output_tokens", "total_tokens"}
 
 EXCLUDED_SQL = """
     select provider, offer_id, gpu_model, gpu_count, billing_model,
-           array_to_string(exclusion_reasons, ', ') as reasons
+           array_to_string(exclusion_reasons, ', ') as reasons,
+           -- Runs that came close and why they do not count (engine, shape, SLO), when there were any.
+           benchmark_match_detail as "benchmark runs considered"
     from workload_costs where workload_id = $1 and status = 'excluded'
     order by reasons, provider, offer_id, billing_model"""
 
