@@ -19,7 +19,9 @@ WORKLOADS_SQL = """
     select workload_id, any_value(unit) as unit,
            count(*) filter (where status = 'ranked') as ranked,
            count(*) filter (where status = 'excluded') as excluded
-    from workload_costs group by all order by workload_id"""
+    from workload_costs group by all
+    -- Workloads with a ranking first: the answer before the gaps.
+    order by ranked = 0, workload_id"""
 
 RANKED_SQL = f"""
     select rank, {CONFIG_LABEL} as configuration, offer_id, cost_per_unit_usd::double as cost_per_unit_usd,

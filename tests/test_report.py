@@ -91,7 +91,8 @@ def test_report_covers_sensitivity_and_labelled_estimates(sample_report, sample_
         sample_warehouse, "select count(distinct workload_id) from estimate_rankings")[0][0]
     assert page.count("measured at seed-000-example (another provider") == n_estimates
     # An SLO exclusion shows the latencies that missed.
-    interactive = page[page.index('id="w-llama2-70b-fp8-interactive"'):page.index('id="w-llama2-70b-fp8-offline-tokens"')]
+    start = page.index('id="w-llama2-70b-fp8-interactive"')
+    interactive = page[start:page.find('<h3 id="w-', start + 1)]
     assert "ttft_p99_ms 1604.171 ms &gt; SLO 450.0 ms" in interactive
     # Token workloads are charted per million tokens, not as tiny per-token numbers.
     assert "USD per million output tokens" in page
