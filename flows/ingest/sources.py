@@ -17,7 +17,7 @@ ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 SETTING_KEYS = {"max_quote_age_days"}
 DEFAULT_KEYS = {
     "provider", "gpu_model", "gpu_count", "model_id", "precision", "engine",
-    "engine_version", "rocm_version", "currency", "region",
+    "engine_version", "rocm_version", "currency", "region", "node_count",
 }
 KINDS = {"quotes", "benchmarks"}
 
