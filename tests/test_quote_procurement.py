@@ -73,10 +73,11 @@ def test_requests_for_quotation_sit_beside_priced_offers(warehouse):
     assert query(warehouse, "select count(*) from quarantine where source_name = 'procurement'") == [(0,)]
 
 
-def test_a_request_is_never_ranked_and_says_why(warehouse):
-    rows = query(warehouse, """select distinct exclusion_reasons from workload_costs where provider = 'pending-host'""")
-    assert rows and all("QUOTE_PENDING" in r[0] and "FX_RATE_MISSING" not in r[0] for r in rows)
+def test_a_request_is_never_costed_or_ranked(warehouse):
+    # No price, nothing to cost: no workload_costs row (so no FX_RATE_MISSING either), never ranked.
+    assert query(warehouse, "select count(*) from workload_costs where provider = 'pending-host'") == [(0,)]
     assert query(warehouse, "select count(*) from rankings where provider = 'pending-host'") == [(0,)]
+    assert query(warehouse, "select count(*) from workload_costs where provider = 'stated-host'") != [(0,)]
 
 
 def test_the_answer_replaces_the_request_and_history_keeps_both(warehouse):

@@ -19,7 +19,7 @@ SETTING_KEYS = {"max_quote_age_days", "max_file_bytes", "max_line_chars"}
 SIZE_LIMIT_KEYS = ("max_file_bytes", "max_line_chars")
 DEFAULT_KEYS = {
     "provider", "gpu_model", "gpu_count", "model_id", "precision", "engine",
-    "engine_version", "rocm_version", "currency", "region",
+    "engine_version", "rocm_version", "currency", "region", "node_count",
 }
 KINDS = {"quotes", "benchmarks"}
 
