@@ -127,16 +127,28 @@ def test_server_facts_are_stored_in_canonical_units(warehouse):
 def test_price_outliers_are_flagged_with_their_numbers(warehouse):
     flagged = {o["offer_id"]: o["scope_detail"] for o in offers(warehouse, "source_name = 'market' and is_scope_suspect")}
     assert set(flagged) == {"p7-mi325x-8", "p8-mi325x-8"}
-    assert "16.4 $/GPU-h is 3.4σ (log price) from 11 other MI325X on_demand prices (median 2.05, geometric mean" in flagged["p7-mi325x-8"]
+    assert flagged["p7-mi325x-8"] == ("per_gpu price 16.4 $/GPU-h is about 7.9 × the median (2.075) of 12 other "
+                                      "MI325X on_demand prices (8 GPUs per node)")
+    assert "0.26 $/GPU-h is about 0.12 × the median" in flagged["p8-mi325x-8"]
     # Excluded from ranking with the existing reason; the dearer-but-ordinary p6 (3.45) is not flagged.
     reasons = query(warehouse, "select distinct offer_id, list_contains(exclusion_reasons, 'SCOPE_SUSPECT') "
                                "from workload_costs where source_name = 'market' and offer_id in ('p6-mi325x', 'p7-mi325x-8')")
     assert sorted(reasons) == [("p6-mi325x", False), ("p7-mi325x-8", True)]
 
 
+def test_a_dear_price_that_is_no_scope_slip_is_a_warning_not_an_exclusion(warehouse):
+    """6.00 $/GPU-h is > 3σ from the market but ≈ 2.9 × its median, not 8 ×: it may be a real list price."""
+    (o,) = offers(warehouse, "offer_id = 'p14-mi325x'")
+    assert (o["is_scope_suspect"], o["warnings"]) == (False, ["PRICE_OUTLIER"])
+    assert "6.0 $/GPU-h is" in o["scope_detail"] and "robust σ (log price, 1.4826 × MAD) from 12 other MI325X on_demand prices (median 2.075)" in o["scope_detail"]
+    rows = query(warehouse, "select distinct exclusion_reasons, risk_notes from workload_costs where offer_id = 'p14-mi325x'")
+    assert rows and all("SCOPE_SUSPECT" not in reasons for reasons, _ in rows)
+    assert all(any(n.startswith("PRICE_OUTLIER: 6.0 $/GPU-h") for n in notes) for _, notes in rows)
+
+
 def test_unusual_gpu_counts_warn_without_excluding(warehouse):
     warned = {o["offer_id"]: o["warnings"] for o in offers(warehouse, "len(warnings) > 0")}
-    assert warned == {"p9-mi325x-6": ["GPU_COUNT_UNUSUAL"]}
+    assert warned == {"p9-mi325x-6": ["GPU_COUNT_UNUSUAL"], "p14-mi325x": ["PRICE_OUTLIER"]}
     assert query(warehouse, "select distinct list_contains(exclusion_reasons, 'GPU_COUNT_UNUSUAL') from workload_costs "
                             "where offer_id = 'p9-mi325x-6'") == [(False,)]
 
@@ -145,9 +157,9 @@ def test_bare_family_names_are_quarantined_as_variant_unknown(warehouse):
     rows = query(warehouse, "select row_number, reason_code, detail from quarantine where source_name = 'market' "
                             "order by row_number")
     assert rows == [
-        (14, "GPU_VARIANT_UNKNOWN",
-         "GPU_VARIANT_UNKNOWN: gpu_model 'H100' names several variants (H100 SXM | H100 PCIe | H100 NVL): state which one"),
         (15, "GPU_VARIANT_UNKNOWN",
+         "GPU_VARIANT_UNKNOWN: gpu_model 'H100' names several variants (H100 SXM | H100 PCIe | H100 NVL): state which one"),
+        (16, "GPU_VARIANT_UNKNOWN",
          "GPU_VARIANT_UNKNOWN: gpu_model 'AMD Instinct MI300' names several variants (MI300X | MI300A): state which one"),
     ]
 

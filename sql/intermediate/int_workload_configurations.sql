@@ -106,6 +106,7 @@ sized as (
         o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
         o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
         o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
+        o.warnings as offer_warnings, o.scope_detail,
         o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date, o.also_seen_in,
         m.fits as one_node_fits, m.precision_supported, m.min_gpus,
         -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit

@@ -126,6 +126,8 @@ final as (
                 then 'SPOT_INTERRUPTION_RISK: the provider may reclaim the node; no discount for lost work is applied' end,
             case when throughput_source = 'estimate'
                 then 'ESTIMATED_THROUGHPUT: ' || estimate_basis end,
+            case when list_contains(offer_warnings, 'PRICE_OUTLIER')
+                then 'PRICE_OUTLIER: ' || scope_detail || '; confirm the price with the provider' end,
             case when node_count > 1 and benchmark_node_count is null
                 then format('MULTI_NODE: {} nodes; throughput from runs on {} GPUs in total that do not state their node count', node_count, gpu_count)
                 when node_count > 1

@@ -32,8 +32,10 @@ market_prices as (
         o.source_name, o.provider, o.offer_id, o.billing_model, o.tier, o.commitment_term_hours,
         count(p.usd_per_gpu_hour) as market_peers,
         -- In log space: prices spread by factors (a scope slip is × gpus_per_node), not by dollars.
-        avg(ln(p.usd_per_gpu_hour::double)) as market_mean_ln_usd,
-        stddev_samp(ln(p.usd_per_gpu_hour::double)) as market_sd_ln_usd,
+        -- Robust centre and spread (median, 1.4826 × MAD ≈ σ for normal data): one wild peer price
+        -- cannot widen the spread enough to hide another.
+        median(ln(p.usd_per_gpu_hour::double)) as market_median_ln_usd,
+        1.4826 * mad(ln(p.usd_per_gpu_hour::double)) as market_sd_ln_usd,
         median(p.usd_per_gpu_hour::double) as market_median_usd
     from latest as o
     join latest as p
@@ -51,9 +53,9 @@ scope_checked as (
         l.*,
         l.usd_per_gpu_hour / nullif(pp.single_gpu_peer_usd, 0) as single_ratio,
         l.usd_per_gpu_hour / nullif(pp.any_peer_usd, 0) as any_ratio,
-        mp.market_peers, mp.market_median_usd, exp(mp.market_mean_ln_usd) as market_geomean_usd,
+        mp.market_peers, mp.market_median_usd,
         mp.market_sd_ln_usd,
-        (ln(l.usd_per_gpu_hour::double) - mp.market_mean_ln_usd) / nullif(mp.market_sd_ln_usd, 0) as market_z
+        (ln(l.usd_per_gpu_hour::double) - mp.market_median_ln_usd) / nullif(mp.market_sd_ln_usd, 0) as market_z
     from latest as l
     left join peer_prices as pp
         on pp.source_name = l.source_name and pp.provider = l.provider and pp.offer_id = l.offer_id
@@ -79,7 +81,7 @@ flagged as (
             or (price_scope = 'per_node' and single_ratio
                 between 0.8 / gpus_per_node and 1.25 / gpus_per_node)
         ), false) as is_scope_ratio_suspect,
-        -- More than 3σ (of log price) from at least 5 peer prices (same GPU model and billing
+        -- More than 3 robust σ (of log price) from at least 5 peer prices (same GPU model and billing
         -- model) AND at least twice or at most half their median: σ of a tight cluster (five offers
         -- at 1.99) is so small that an ordinary dearer provider (3.45) would be 3σ away, while a
         -- scope slip is a factor of gpus_per_node.
@@ -88,6 +90,19 @@ flagged as (
             and (usd_per_gpu_hour >= 2 * market_median_usd or usd_per_gpu_hour <= 0.5 * market_median_usd),
             false) as is_price_outlier
     from scope_checked
+),
+
+judged as (
+    select
+        *,
+        -- A price the node's GPU count (× or ÷) away from the market median of ≥ 5 peers is a scope
+        -- slip: not ranked. The median, not σ, decides: one wild peer cannot mask another. Any other
+        -- outlier may be a real (dear or cheap) price: a PRICE_OUTLIER warning only.
+        coalesce(market_peers >= 5 and gpus_per_node > 1 and (
+            usd_per_gpu_hour / market_median_usd between 0.8 * gpus_per_node and 1.25 * gpus_per_node
+            or usd_per_gpu_hour / market_median_usd between 0.8 / gpus_per_node and 1.25 / gpus_per_node
+        ), false) as is_market_scope_slip
+    from flagged
 ),
 
 final as (
@@ -108,8 +123,8 @@ final as (
         end as stale_reason,
         f.source_name, f.source_file, f.file_sha256,
         f.tier, f.commitment_term_hours, f.vram_bytes_stated, f.max_quote_age_days,
-        f.is_scope_ratio_suspect or f.is_price_outlier as is_scope_suspect,
-        case when f.is_scope_ratio_suspect or f.is_price_outlier then 'SCOPE_SUSPECT' end as scope_reason,
+        f.is_scope_ratio_suspect or f.is_market_scope_slip as is_scope_suspect,
+        case when f.is_scope_ratio_suspect or f.is_market_scope_slip then 'SCOPE_SUSPECT' end as scope_reason,
         f.fx_rate_date,
         f.quote_status, f.requested_on,
         case when f.quote_status = 'requested' then 'QUOTE_PENDING' end as pending_reason,
@@ -118,22 +133,27 @@ final as (
                 '{} price {} $/GPU-h is about {} × the provider''s other {} {} offers ({} GPUs per node)',
                 f.price_scope, round(f.usd_per_gpu_hour, 4), round(coalesce(f.single_ratio, f.any_ratio), 2),
                 f.gpu_model, f.billing_model, f.gpus_per_node)
+            when f.is_market_scope_slip then format(
+                '{} price {} $/GPU-h is about {} × the median ({}) of {} other {} {} prices ({} GPUs per node)',
+                f.price_scope, round(f.usd_per_gpu_hour, 4), round(f.usd_per_gpu_hour / f.market_median_usd, 2),
+                round(f.market_median_usd, 4), f.market_peers, f.gpu_model, f.billing_model, f.gpus_per_node)
             when f.is_price_outlier then format(
-                '{} $/GPU-h is {}σ (log price) from {} other {} {} prices (median {}, geometric mean {})',
+                '{} $/GPU-h is {} robust σ (log price, 1.4826 × MAD) from {} other {} {} prices (median {})',
                 round(f.usd_per_gpu_hour, 4), coalesce(round(f.market_z, 1)::varchar, 'infinitely many'),
-                f.market_peers, f.gpu_model, f.billing_model, round(f.market_median_usd, 4),
-                round(f.market_geomean_usd, 4))
+                f.market_peers, f.gpu_model, f.billing_model, round(f.market_median_usd, 4))
         end as scope_detail,
         -- Warnings do not exclude: an unusual GPU count (6 GPUs in a node) may be real; check it.
         list_filter([
-            case when f.gpus_per_node not in (1, 2, 4, 8, 16) then 'GPU_COUNT_UNUSUAL' end
+            case when f.gpus_per_node not in (1, 2, 4, 8, 16) then 'GPU_COUNT_UNUSUAL' end,
+            case when f.is_price_outlier and not f.is_market_scope_slip and not f.is_scope_ratio_suspect
+                then 'PRICE_OUTLIER' end
         ], lambda w: w is not null) as warnings,
         f.cpu_model, f.cpu_cores, f.system_ram_bytes, f.nvme_bytes, f.interconnect, f.network_gbps,
         f.virtualisation, f.software_tested,
         c.check_accelerator, c.check_memory_virtualisation, c.check_rocm, c.check_software_stack,
         c.check_topology, c.check_cpu_ram, c.check_nvme, c.check_network, c.check_total_cost,
         c.check_benchmark, c.checklist_missing
-    from flagged as f
+    from judged as f
     left join checklist as c
         on c.source_name = f.source_name and c.provider = f.provider and c.offer_id = f.offer_id
         and c.billing_model = f.billing_model
