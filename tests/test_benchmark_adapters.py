@@ -186,6 +186,9 @@ def test_vllm_serve_unknown_gpu_is_quarantined_not_guessed(tmp_path):
     doc = small_vllm_result(gpu_model="MI3OOX")  # letter O
     result = parse("vllm-serve", write_json(tmp_path / "b.json", doc), {"gpu_count": 8})
     assert codes(result) == ["GPU_ALIAS_UNKNOWN"]
+    # A bare family name could be several variants (different memory and bandwidth): not guessed either.
+    result = parse("vllm-serve", write_json(tmp_path / "c.json", small_vllm_result(gpu_model="H100")), {"gpu_count": 8})
+    assert codes(result) == ["GPU_VARIANT_UNKNOWN"] and "H100 SXM" in result.quarantined["detail"][0]
 
 
 @pytest.mark.parametrize("text, code", [

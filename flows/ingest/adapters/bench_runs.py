@@ -143,8 +143,8 @@ def _rules() -> list[Rule]:
         f.required_rule("run_id", pl.col("run_id")),
         Rule("FIELD_MISSING", pl.col("gpu_name_raw").is_null(),
              pl.lit("gpu_model is not in the file, its --metadata or the sources.yaml defaults (never guessed)")),
-        Rule("GPU_ALIAS_UNKNOWN", pl.col("gpu_name_raw").is_not_null() & f.gpu_model(pl.col("gpu_name_raw")).is_null(),
-             pl.format("gpu_model '{}' is not in data/reference/gpu_aliases.csv", pl.col("gpu_name_raw"))),
+        # The same name rules as quotes: a bare family name ('H100') is GPU_VARIANT_UNKNOWN, never guessed.
+        *[rule for rule in f.gpu_rules(pl.col("gpu_name_raw")) if rule.reason_code != "FIELD_MISSING"],
         Rule("GPU_COUNT_INVALID", f.as_count(pl.col("gpu_count_raw")).is_null(),
              pl.format("gpu_count '{}' is not a positive whole number (file, --metadata or sources.yaml defaults)",
                        pl.col("gpu_count_raw").fill_null("(empty)"))),
