@@ -276,7 +276,10 @@ def explain(
     elif chosen:
         for row in rows:
             record = dict(zip(cols, row))
-            output.render_record(cols, row, title=f"{workload} on {record['config_id']} (offer {record['offer_id']}, "
+            # A per-million figure means something for tokens only ($16M per million jobs does not).
+            keep = [i for i, c in enumerate(cols)
+                    if c != "cost_per_million_units_usd" or record["unit"] in PER_MILLION_UNITS]
+            output.render_record([cols[i] for i in keep], [row[i] for i in keep], title=f"{workload} on {record['config_id']} (offer {record['offer_id']}, "
                                                   f"{record['throughput_source']}): every cost line")
             for line in _arithmetic(record):
                 print(f"  {line}")
