@@ -82,6 +82,9 @@ class BenchmarkRun(Lineage):
     latency_stats_ms_json: str = pa.Field(nullable=True)
     metadata_json: str = pa.Field(nullable=True)
     request_rows: pl.Int64 = pa.Field(nullable=True, ge=0)
+    # Nodes the run spanned, when the source states it (MLPerf number_of_nodes, vLLM --metadata
+    # node_count, sources.yaml defaults); multi-node configurations match on it (docs/cost-model.md).
+    node_count: pl.Int32 = pa.Field(nullable=True, ge=1, le=4096)
 
     class Config:
         strict = True

@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pandera.polars as pa
 import polars as pl
+from pandera.api.polars.types import PolarsData
 
 from models.common import TIME_UNITS, Lineage
 
@@ -20,10 +21,11 @@ class QuoteObservation(Lineage):
     gpus_per_node: pl.Int32 = pa.Field(ge=1, le=64)
     billing_model: str = pa.Field(isin=["on_demand", "spot", "monthly", "dedicated", "reserved"])
     # Decimal bounds: finite by construction; gt=0 is safe here (it is not on floats: NaN/Inf pass).
-    price_amount: MONEY = pa.Field(gt=Decimal(0), lt=Decimal(10**12))
-    currency: str = pa.Field(str_matches=r"^[A-Z]{3}$")
-    price_unit: str = pa.Field(isin=TIME_UNITS)
-    price_scope: str = pa.Field(isin=["per_gpu", "per_node"])
+    # Null only on a requested quote (quote_status = requested); the check below holds quoted rows to it.
+    price_amount: MONEY = pa.Field(nullable=True, gt=Decimal(0), lt=Decimal(10**12))
+    currency: str = pa.Field(nullable=True, str_matches=r"^[A-Z]{3}$")
+    price_unit: str = pa.Field(nullable=True, isin=TIME_UNITS)
+    price_scope: str = pa.Field(nullable=True, isin=["per_gpu", "per_node"])
     billing_granularity: str = pa.Field(isin=TIME_UNITS)
     min_term_hours: MONEY = pa.Field(ge=Decimal(0))
     storage_per_gb_month: MONEY = pa.Field(ge=Decimal(0))
@@ -45,6 +47,27 @@ class QuoteObservation(Lineage):
     vram_bytes_stated: pl.Int64 = pa.Field(nullable=True, gt=0)
     observed_at_stated: bool
     max_quote_age_days: pl.Int32 = pa.Field(nullable=True, ge=0)
+    quote_status: str = pa.Field(isin=["quoted", "requested"])
+    requested_on: dt.date = pa.Field(nullable=True)
+    cpu_model: str = pa.Field(nullable=True)
+    cpu_cores: pl.Int32 = pa.Field(nullable=True, ge=1)
+    system_ram_bytes: pl.Int64 = pa.Field(nullable=True, gt=0)
+    nvme_bytes: pl.Int64 = pa.Field(nullable=True, gt=0)
+    interconnect: str = pa.Field(nullable=True)
+    network_gbps: MONEY = pa.Field(nullable=True, gt=Decimal(0))
+    virtualisation: str = pa.Field(nullable=True, isin=["bare_metal", "passthrough", "partitioned"])
+    software_tested: str = pa.Field(nullable=True)
+    cost_lines_stated: bool
+
+    @pa.check("quote_status", name="quoted_rows_have_a_price")
+    def quoted_rows_have_a_price(cls, data: PolarsData) -> pl.LazyFrame:
+        """A quoted row has a price, currency, unit and scope; a requested row has no price."""
+        priced = pl.all_horizontal(pl.col(c).is_not_null()
+                                   for c in ("price_amount", "currency", "price_unit", "price_scope"))
+        return data.lazyframe.select(
+            pl.when(pl.col("quote_status") == "requested").then(pl.col("price_amount").is_null())
+            .otherwise(priced)
+        )
 
     class Config:
         strict = True

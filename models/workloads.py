@@ -35,6 +35,12 @@ class Workload(pa.DataFrameModel):
     # Share of rented time doing useful work (docs/cost-model.md): effective throughput = measured × this.
     utilisation: QUANTITY = pa.Field(gt=Decimal(0), le=Decimal(1))
     line: int = pa.Field(ge=1)
+    # Benchmark matching (docs/workloads.md): declared mean tokens per request, the tolerance a run's
+    # shape may differ by, and the SLOs ({latency column: ceiling in ms}) a run must meet.
+    input_tokens: int = pa.Field(nullable=True, gt=0)
+    output_tokens: int = pa.Field(nullable=True, gt=0)
+    shape_tolerance_pct: float = pa.Field(in_range={"min_value": 0, "max_value": 100})
+    slo_json: str = pa.Field(nullable=True)
 
     class Config:
         strict = True

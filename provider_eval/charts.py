@@ -15,36 +15,45 @@ def to_svg(chart: alt.TopLevelMixin) -> str:
     return svg[svg.index("<svg"):]
 
 
-def cost_bars(frame: pd.DataFrame, unit: str) -> alt.Chart:
-    """Horizontal bars: cost per completed unit by configuration, cheapest on top."""
+def cost_axis(unit: str, per_million: bool) -> tuple[str, str]:
+    """The cost column to plot and its axis title: per million units for tokens, else per unit."""
+    if per_million:
+        return "cost_per_million_units_usd", f"USD per million {unit.replace('_', ' ')}"
+    return "cost_per_unit_usd", f"USD per completed {unit}"
+
+
+def cost_bars(frame: pd.DataFrame, unit: str, per_million: bool = False, color: str = "#2f6f9f") -> alt.Chart:
+    """Horizontal bars: cost per completed unit (or per million tokens) by configuration, cheapest on top."""
+    column, title = cost_axis(unit, per_million)
     base = alt.Chart(frame).encode(
-        x=alt.X("cost_per_unit_usd:Q", title=f"USD per completed {unit}"),
+        x=alt.X(f"{column}:Q", title=title),
         y=alt.Y("configuration:N", sort=alt.EncodingSortField("rank"), title=None,
                 axis=alt.Axis(labelLimit=360, labelFontSize=11)),
-        tooltip=["configuration", "offer_id", "cost_per_unit_usd", "total_cost_usd", "hours_billed"],
+        tooltip=["configuration", "offer_id", column, "total_cost_usd", "hours_billed"],
     )
-    bars = base.mark_bar(color="#2f6f9f")
+    bars = base.mark_bar(color=color)
     values = base.mark_text(align="left", dx=4, fontSize=11).encode(
-        text=alt.Text("cost_per_unit_usd:Q", format="$,.2f"))
+        text=alt.Text(f"{column}:Q", format="$,.4f" if per_million else "$,.2f"))
     return (bars + values).properties(width=WIDTH - 140, height=alt.Step(26))
 
 
-def cost_vs_time(frame: pd.DataFrame, unit: str, x_title: str) -> alt.LayerChart:
+def cost_vs_time(frame: pd.DataFrame, unit: str, x_title: str, per_million: bool = False) -> alt.LayerChart:
     """Scatter of cost per unit against time, with the Pareto front drawn as a step line."""
+    column, title = cost_axis(unit, per_million)
     base = alt.Chart(frame)
     points = base.mark_point(filled=True, size=80).encode(
         x=alt.X("x_value:Q", title=x_title, scale=alt.Scale(zero=False, padding=16)),
-        y=alt.Y("cost_per_unit_usd:Q", title=f"USD per completed {unit}", scale=alt.Scale(zero=False, padding=16)),
+        y=alt.Y(f"{column}:Q", title=title, scale=alt.Scale(zero=False, padding=16)),
         color=alt.Color("front:N", title=None, legend=alt.Legend(orient="bottom"),
                         scale=alt.Scale(domain=["on the Pareto front", "dominated"],
                                         range=["#c0392b", "#95a5a6"])),
-        tooltip=["configuration", "offer_id", "x_value", "cost_per_unit_usd"],
+        tooltip=["configuration", "offer_id", "x_value", column],
     )
     front = base.transform_filter(alt.datum.front == "on the Pareto front").mark_line(
         interpolate="step-after", color="#c0392b", strokeDash=[4, 3]).encode(
-        x="x_value:Q", y="cost_per_unit_usd:Q", order="x_value:Q")
+        x="x_value:Q", y=f"{column}:Q", order="x_value:Q")
     labels = base.mark_text(align="left", dx=7, dy=-7, fontSize=10).encode(
-        x="x_value:Q", y="cost_per_unit_usd:Q", text="configuration:N")
+        x="x_value:Q", y=f"{column}:Q", text="configuration:N")
     return (front + points + labels).properties(width=WIDTH, height=260)
 
 

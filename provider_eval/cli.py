@@ -102,12 +102,44 @@ HEADERS = {"gpu_model": "GPU", "gpu_count": "GPUs", "billing_model": "billing", 
            "usd_per_gpu_hour": "$/GPU-h", "usd_per_node_hour": "$/node-h", "hours_billed": "hours billed",
            "hours_needed": "hours needed", "total_cost_usd": "total $", "cost_per_unit_usd": "$ per unit",
            "exclusion_reasons": "excluded because", "units_per_hour": "units/h",
-           "throughput_source": "throughput", "source_name": "source"}
+           "throughput_source": "throughput", "source_name": "source", "config_id": "config (for explain)",
+           "cost_per_million_units_usd": "$ per million units"}
+
+# Units so small that a cost per unit prints as a string of zeros: shown per million instead.
+PER_MILLION_UNITS = {"output_tokens", "total_tokens"}
+
+
+def _cost_column(unit: str | None) -> tuple[str, dict[str, str]]:
+    """The cost column to show for a workload's unit, with headers naming the unit (tokens: per million)."""
+    if unit in PER_MILLION_UNITS:
+        return "cost_per_million_units_usd", {**HEADERS, "cost_per_million_units_usd":
+                                              f"$ per million {unit.replace('_', ' ')}"}
+    return "cost_per_unit_usd", {**HEADERS, "cost_per_unit_usd": f"$ per {unit.removesuffix('s') if unit else 'unit'}"}
 
 RANK_COLUMNS = ["workload_id", "rank", "offer_id", "provider", "gpu_model", "gpu_count", "billing_model",
                 "cost_per_unit_usd", "total_cost_usd", "hours_billed", "usd_per_gpu_hour", "unit",
                 "benchmark_run_ids", "node_count", "throughput_source", "is_interruptible", "source_name",
-                "validation_verdict"]
+                "validation_verdict", "cost_per_million_units_usd", "config_id", "also_seen_in"]
+
+
+# Per workload: how many configurations are excluded, and how many for each reason (most common first).
+EXCLUDED_SUMMARY_SQL = """
+    with reasons as (
+        select workload_id, reason, count(*) as n
+        from (select workload_id, unnest(exclusion_reasons) as reason from workload_costs
+              where status = 'excluded' and ($1 is null or workload_id = $1))
+        group by all
+    ),
+
+    listed as (
+        select workload_id, list(reason || ' ×' || n order by n desc, reason) as reasons from reasons group by all
+    )
+
+    select c.workload_id, count(*) filter (where c.status = 'excluded'), any_value(c.unit),
+           coalesce(any_value(l.reasons), [])
+    from workload_costs as c left join listed as l using (workload_id)
+    where ($1 is null or c.workload_id = $1)
+    group by c.workload_id order by c.workload_id"""
 
 
 @app.command()
@@ -128,32 +160,29 @@ def rank(
         # Measured first; each row says where its throughput came from (throughput_source).
         output.render(cols, rows + guessed, fmt.value)
         return
-    _, excluded = _query(
-        warehouse_path,
-        "select workload_id, count(*) filter (where status = 'excluded'), any_value(unit), "
-        "list_sort(list_distinct(flatten(list(exclusion_reasons)))) from workload_costs "
-        "where ($1 is null or workload_id = $1) group by all order by all", [workload],
-    )
+    _, excluded = _query(warehouse_path, EXCLUDED_SUMMARY_SQL, [workload])
     if not excluded:
         _fail(f"no workload {workload!r} in the warehouse" if workload else "the warehouse has no workloads")
-    shown = ["rank", "provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "usd_per_gpu_hour",
-             "hours_billed", "total_cost_usd", "cost_per_unit_usd", "source_name"]
-    idx = [cols.index(c) for c in shown]
     for workload_id, n_excluded, unit, reasons in excluded:
+        cost_column, headers = _cost_column(unit)
+        shown = ["rank", "config_id", "offer_id", "usd_per_gpu_hour", "hours_billed", "total_cost_usd", cost_column,
+                 "source_name"]
+        idx = [cols.index(c) for c in shown]
+        per = f"per million {unit}" if cost_column == "cost_per_million_units_usd" else f"per completed unit ({unit})"
         mine = [tuple(r[i] for i in idx) for r in rows if r[0] == workload_id]
         if mine:
             # Without --top, a table shows the cheapest TABLE_ROWS_SHOWN and says how to see the rest.
             limit = top or output.TABLE_ROWS_SHOWN
-            output.render(shown, mine[:limit], "table", title=f"{workload_id}: cost per completed unit ({unit})",
-                          headers=HEADERS)
+            output.render(shown, mine[:limit], "table", title=f"{workload_id}: cost {per}", headers=headers)
             if len(mine) > limit:
                 err.print(f"  … {len(mine) - limit:,} more ranked configuration(s) not shown — see all with "
                           f"--top {len(mine)} or --format csv|json", highlight=False)
         else:
-            print(f"{workload_id}: no configuration ranked (none has a measured benchmark and passes every check)")
+            print(f"{workload_id}: no configuration ranked (none has a matching measured benchmark and passes "
+                  "every check; the reasons follow)")
         guesses = [tuple(r[i] for i in idx) for r in guessed if r[0] == workload_id]
         if guesses:
-            output.render(shown, guesses, "table", headers=HEADERS,
+            output.render(shown, guesses, "table", headers=headers,
                           title=f"{workload_id}: lower-confidence ESTIMATES (throughput not measured; ranked apart)")
         if n_excluded:
             err.print(f"  {n_excluded} configuration(s) excluded ({', '.join(reasons)}) — see: "
@@ -167,15 +196,17 @@ EXPLAIN_COLUMNS = ["offer_id", "provider", "gpu_model", "gpu_count", "billing_mo
                    "benchmark_run_ids", "throughput_source", "estimate_basis", "node_count", "gpus_per_node",
                    "utilisation", "busy_hours", "billing_period", "billing_periods", "usd_per_node_month",
                    "cost_per_million_units_usd", "is_interruptible", "risk_notes", "tier", "commitment_term_hours",
-                   "source_name", "unit", "quantity"]
+                   "source_name", "unit", "quantity", "config_id", "observed_at", "benchmark_node_count",
+                   "benchmark_match_detail", "also_seen_in"]
 
 SENSITIVITY_COLUMNS = ["rank", "provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "usd_per_gpu_hour",
                        "total_cost_usd", "compared_with_offer_id", "break_even_usd_per_gpu_hour",
                        "break_even_usd_per_node_hour", "break_even_change_pct", "rank_at_30pct", "rank_at_60pct",
-                       "rank_at_100pct"]
+                       "rank_at_100pct", "break_even_usd_per_node_month"]
 SENSITIVITY_HEADERS = {**HEADERS, "compared_with_offer_id": "vs", "break_even_usd_per_gpu_hour": "break-even $/GPU-h",
                        "break_even_usd_per_node_hour": "break-even $/node-h", "break_even_change_pct": "price change %",
-                       "rank_at_30pct": "rank @30%", "rank_at_60pct": "rank @60%", "rank_at_100pct": "rank @100%"}
+                       "rank_at_30pct": "rank @30%", "rank_at_60pct": "rank @60%", "rank_at_100pct": "rank @100%",
+                       "break_even_usd_per_node_month": "break-even $/node-month (monthly)"}
 
 
 def _arithmetic(row: dict) -> list[str]:
@@ -198,39 +229,79 @@ def _arithmetic(row: dict) -> list[str]:
                + f" = total ${row['total_cost_usd']:,.2f}")
     out.append(f"cost per completed unit = ${row['total_cost_usd']:,.2f} / {row['quantity'].normalize():f} "
                f"{row['unit']} = ${row['cost_per_unit_usd'].normalize():f}")
+    if row["unit"] in PER_MILLION_UNITS:
+        out.append(f"cost per million {row['unit']} = ${row['total_cost_usd']:,.2f} × 1,000,000 / "
+                   f"{row['quantity'].normalize():f} = ${row['cost_per_million_units_usd']:,.4f}")
     return out + list(row["risk_notes"] or [])
+
+
+def _sources(row: dict, runs: list[tuple]) -> list[str]:
+    """Where each input of one configuration's cost comes from."""
+    from datetime import timezone
+
+    observed = row["observed_at"].astimezone(timezone.utc)  # DuckDB hands back the session's time zone
+    out = [f"price: {row['offer_id']} ({row['billing_model']}) from source {row['source_name']}, observed "
+           f"{observed:%Y-%m-%d %H:%M} UTC" + (f"; also seen in {', '.join(row['also_seen_in'])}"
+                                                        if row["also_seen_in"] else "")]
+    for run_id, source_name, source_file, fmt, scenario in runs:
+        out.append(f"throughput: run {run_id} ({fmt}{', ' + scenario if scenario else ''}) from source "
+                   f"{source_name}, file {source_file}")
+    if row["benchmark_match_detail"]:
+        out.append(f"runs that came close but do not count: {row['benchmark_match_detail']}")
+    out.append(f"workload: {row['quantity'].normalize():f} {row['unit']}, utilisation "
+               f"{row['utilisation'].normalize():f} (workloads.yaml)")
+    return out
 
 
 @app.command()
 def explain(
     workload: Annotated[str, typer.Argument(help="Workload id.")],
+    config: Annotated[str | None, typer.Argument(help="One configuration: its config id as `rank` prints it "
+                                                "(provider/gpu_model/gpu_count/billing_model) or an offer id.")] = None,
     offer: Annotated[str | None, typer.Option(help="Only this offer id.")] = None,
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Every configuration for a workload: cost lines, or why it is excluded."""
+    if config and offer and config != offer:
+        _fail("give the configuration either as CONFIG or as --offer, not both", 2)
+    chosen = config or offer
     cols, rows = _query(
         warehouse_path,
         f"select {', '.join(EXPLAIN_COLUMNS)} from workload_costs "
-        "where workload_id = $1 and ($2 is null or offer_id = $2) "
+        "where workload_id = $1 and ($2 is null or offer_id = $2 or config_id = $2) "
         "order by status desc, cost_per_unit_usd nulls last, provider, offer_id, billing_model",
-        [workload, offer],
+        [workload, chosen],
     )
     if not rows:
-        _fail(f"no costs for workload {workload!r}" + (f" and offer {offer!r}" if offer else ""))
+        _fail(f"no costs for workload {workload!r}" + (f" and configuration {chosen!r} (a config id from "
+                                                        f"`provider-eval rank`, or an offer id)" if chosen else ""))
     if fmt != Format.table:
         output.render(cols, rows, fmt.value)
-    elif offer:
+    elif chosen:
         for row in rows:
-            output.render_record(cols, row, title=f"{workload} on {offer}: every cost line")
-            for line in _arithmetic(dict(zip(cols, row))):
+            record = dict(zip(cols, row))
+            # A per-million figure means something for tokens only ($16M per million jobs does not).
+            keep = [i for i, c in enumerate(cols)
+                    if c != "cost_per_million_units_usd" or record["unit"] in PER_MILLION_UNITS]
+            output.render_record([cols[i] for i in keep], [row[i] for i in keep], title=f"{workload} on {record['config_id']} (offer {record['offer_id']}, "
+                                                  f"{record['throughput_source']}): every cost line")
+            for line in _arithmetic(record):
                 print(f"  {line}")
+            runs = _query(warehouse_path, "select run_id, source_name, source_file, benchmark_format, scenario "
+                          "from benchmark_runs where list_contains($1, run_id) order by run_id",
+                          [record["benchmark_run_ids"] or []])[1]
+            print("  sources:")
+            for line in _sources(record, runs):
+                print(f"    {line}")
     else:
-        shown = ["provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "status", "throughput_source", "exclusion_reasons",
-                 "usd_per_node_hour", "hours_billed", "total_cost_usd", "cost_per_unit_usd"]
+        cost_column, headers = _cost_column(rows[0][cols.index("unit")])
+        shown = ["config_id", "offer_id", "status", "throughput_source", "exclusion_reasons",
+                 "usd_per_node_hour", "hours_billed", "total_cost_usd", cost_column]
         idx = [cols.index(c) for c in shown]
         output.render(shown, [tuple(r[i] for i in idx) for r in rows], "table",
-                      title=f"{workload}: every configuration (cost lines: --offer ID)", headers=HEADERS)
+                      title=f"{workload}: every configuration (cost lines: explain {workload} CONFIG)",
+                      headers=headers)
         sens_cols, sens = _query(warehouse_path, f"select {', '.join(SENSITIVITY_COLUMNS)} from ranking_sensitivity "
                                  "where workload_id = $1 order by rank", [workload])
         if sens:

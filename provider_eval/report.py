@@ -19,16 +19,41 @@ WORKLOADS_SQL = """
     select workload_id, any_value(unit) as unit,
            count(*) filter (where status = 'ranked') as ranked,
            count(*) filter (where status = 'excluded') as excluded
-    from workload_costs group by all order by workload_id"""
+    from workload_costs group by all
+    -- Workloads with a ranking first: the answer before the gaps.
+    order by ranked = 0, workload_id"""
 
 RANKED_SQL = f"""
     select rank, {CONFIG_LABEL} as configuration, offer_id, cost_per_unit_usd::double as cost_per_unit_usd,
-           total_cost_usd::double as total_cost_usd, hours_billed::double as hours_billed
+           total_cost_usd::double as total_cost_usd, hours_billed::double as hours_billed,
+           cost_per_million_units_usd::double as cost_per_million_units_usd
     from rankings where workload_id = $1 order by rank"""
+
+# Lower-confidence rows, shown apart from the measured ranking and labelled as estimates.
+ESTIMATES_SQL = """
+    select rank, config_id as configuration, offer_id, {cost} as "{cost_label}",
+           total_cost_usd, hours_billed, estimate_basis
+    from estimate_rankings where workload_id = $1 order by rank"""
+
+# How the ranking moves with price and utilisation (ranking_sensitivity).
+SENSITIVITY_SQL = """
+    select s.rank, r.config_id as configuration, s.usd_per_gpu_hour as "$/GPU-h today",
+           s.break_even_usd_per_gpu_hour as "break-even $/GPU-h", s.break_even_change_pct as "price change %",
+           s.usd_per_node_month as "$/node-month today",
+           s.break_even_usd_per_node_month as "break-even $/node-month",
+           s.rank_at_30pct as "rank @30 %", s.rank_at_60pct as "rank @60 %", s.rank_at_100pct as "rank @100 %"
+    from ranking_sensitivity as s
+    join rankings as r using (workload_id, rank)
+    where s.workload_id = $1 order by s.rank"""
+
+# Units whose cost per unit is a string of zeros: shown per million (as the CLI does).
+PER_MILLION_UNITS = {"output_tokens", "total_tokens"}
 
 EXCLUDED_SQL = """
     select provider, offer_id, gpu_model, gpu_count, billing_model,
-           array_to_string(exclusion_reasons, ', ') as reasons
+           array_to_string(exclusion_reasons, ', ') as reasons,
+           -- Runs that came close and why they do not count (engine, shape, SLO), when there were any.
+           benchmark_match_detail as "benchmark runs considered"
     from workload_costs where workload_id = $1 and status = 'excluded'
     order by reasons, provider, offer_id, billing_model"""
 
@@ -53,7 +78,8 @@ COST_VS_TIME_SQL = f"""
 
     points as (
         select {CONFIG_LABEL} as configuration, r.offer_id, r.cost_per_unit_usd::double as cost_per_unit_usd,
-               l.p50_latency_ms, r.hours_needed::double as hours_needed
+               l.p50_latency_ms, r.hours_needed::double as hours_needed,
+               r.cost_per_million_units_usd::double as cost_per_million_units_usd
         from ranked as r left join latency as l using (workload_id, offer_id, provider, billing_model)
     ),
 
@@ -156,12 +182,14 @@ def _figure(svg: str, caption: str) -> str:
 def _workload_section(con: duckdb.DuckDBPyConnection, workload_id: str, unit: str) -> str:
     wid = html.escape(workload_id)
     parts = [f'<h3 id="w-{wid}">{wid}</h3>']
+    per_million = unit in PER_MILLION_UNITS
+    per = f"per million {unit}" if per_million else f"per completed {unit}"
     ranked = _frame(con, RANKED_SQL, [workload_id])
     if ranked.empty:
         parts.append('<p class="empty">No configuration can be ranked for this workload yet (see the exclusions).</p>')
     else:
-        parts.append(_figure(charts.to_svg(charts.cost_bars(ranked, unit)),
-                             f"Cost per completed {unit}, rank 1 (cheapest) on top."))
+        parts.append(_figure(charts.to_svg(charts.cost_bars(ranked, unit, per_million)),
+                             f"Cost {per} (measured throughput), rank 1 (cheapest) on top."))
         points = _frame(con, COST_VS_TIME_SQL, [workload_id])
         if points.empty:
             parts.append('<p class="empty">No latency or duration data for the ranked configurations yet.</p>')
@@ -171,9 +199,23 @@ def _workload_section(con: duckdb.DuckDBPyConnection, workload_id: str, unit: st
             if not is_latency:
                 parts.append('<p class="note">No per-request latency data yet (benchmark_requests has none for '
                              'these runs): time is the hours each configuration needs for the whole workload.</p>')
-            parts.append(_figure(charts.to_svg(charts.cost_vs_time(points, unit, x_title)),
+            parts.append(_figure(charts.to_svg(charts.cost_vs_time(points, unit, x_title, per_million)),
                                  "Cost against time; the dashed line joins the Pareto front "
                                  "(no other configuration is both cheaper and faster)."))
+        parts.append(f"<h4>Sensitivity ({html.escape(workload_id)})</h4>")
+        parts.append('<p class="note">The price at which each configuration would overtake the leader (for the '
+                     'leader: lose the lead), and its rank at 30 / 60 / 100 % utilisation (ranking_sensitivity).</p>')
+        parts.append(_table(_frame(con, SENSITIVITY_SQL, [workload_id]), "No sensitivity rows."))
+    cost, label = (("cost_per_million_units_usd", f"$ per million {unit}") if per_million
+                   else ("cost_per_unit_usd", f"$ per {unit.removesuffix('s')}"))
+    estimates = _frame(con, ESTIMATES_SQL.format(cost=cost, cost_label=label), [workload_id])
+    if not estimates.empty:
+        parts.append(f'<h4 class="estimates">Lower-confidence ESTIMATES ({len(estimates)}): throughput not measured, '
+                     "ranked apart</h4>")
+        parts.append('<p class="note">No matching benchmark run exists for these configurations; their throughput is '
+                     "derived from another provider or GPU model (estimate_basis). Never mixed into the ranking "
+                     "above.</p>")
+        parts.append(_table(estimates, ""))
     excluded = _frame(con, EXCLUDED_SQL, [workload_id])
     parts.append(f"<h4>Excluded configurations ({len(excluded)})</h4>")
     parts.append(_table(excluded, "None: every configuration was ranked."))

@@ -13,7 +13,9 @@ INPUTS = {
     "stg_workloads": {
         "workload_id": "varchar", "kind": "varchar", "unit": "varchar", "quantity": "decimal(38, 6)",
         "storage_gb": "decimal(38, 6)", "egress_gb": "decimal(38, 6)", "setup_hours": "decimal(38, 6)",
-        "utilisation": "decimal(38, 6)", "engine": "varchar",
+        "utilisation": "decimal(38, 6)", "engine": "varchar", "model_id": "varchar", "precision": "varchar",
+        "benchmark_workload_id": "varchar", "input_tokens": "bigint", "output_tokens": "bigint",
+        "shape_tolerance_pct": "double", "slo_json": "varchar",
     },
     "offers": {
         "offer_id": "varchar", "provider": "varchar", "gpu_model": "varchar", "gpus_per_node": "integer",
@@ -30,6 +32,7 @@ INPUTS = {
     "int_workload_throughput": {
         "workload_id": "varchar", "run_provider": "varchar", "gpu_model": "varchar", "gpu_count": "integer",
         "units_per_hour": "double", "benchmark_runs": "bigint", "benchmark_run_ids": "varchar[]",
+        "node_count": "integer", "slo_failed_run_ids": "varchar[]", "mismatch_detail": "varchar",
     },
     "memory_fit": {
         "workload_id": "varchar", "gpu_model": "varchar", "gpu_count": "integer", "fits": "boolean",
@@ -45,6 +48,20 @@ INPUTS = {
     },
 }
 
+# The benchmark_runs columns benchmark matching reads (stg_benchmark_runs), for build(bench_runs=...).
+LATENCY_COLUMNS = [f"{m}_{s}_ms" for m in ("ttft", "tpot", "itl", "e2el") for s in ("mean", "median", "p90", "p95", "p99")]
+BENCH_RUNS = {
+    "run_id": "varchar", "provider": "varchar", "gpu_model": "varchar", "gpu_count": "integer", "node_count": "integer",
+    "model_id": "varchar", "precision": "varchar", "engine": "varchar", "workload_id": "varchar", "unit": "varchar",
+    "result_valid": "boolean", "completed": "double", "duration_s": "double", "units_per_hour": "double",
+    "request_throughput_per_s": "double", "output_tokens_per_s": "double", "total_tokens_per_s": "double",
+    "mean_input_tokens": "double", "mean_output_tokens": "double", "input_len_tokens": "bigint",
+    "output_len_tokens": "bigint", "source_name": "varchar", "file_sha256": "varchar",
+    **{c: "double" for c in LATENCY_COLUMNS},
+}
+MATCHING_MODELS = ["intermediate/int_benchmark_throughputs", "intermediate/int_workload_benchmark_matches",
+                   "intermediate/int_workload_throughput"]
+
 GRANULARITY_S = {"second": 1, "minute": 60, "hour": 3600, "month": 730 * 3600}
 HOURS_PER_UNIT = {"second": Decimal(1) / 3600, "minute": Decimal(1) / 60, "hour": Decimal(1), "month": Decimal(730)}
 
@@ -52,7 +69,14 @@ HOURS_PER_UNIT = {"second": Decimal(1) / 3600, "minute": Decimal(1) / 60, "hour"
 def workload(workload_id="w", quantity=1, unit="jobs", kind="batch_job", **extra) -> dict:
     """A stg_workloads row with the defaults of workloads.yaml."""
     return {"workload_id": workload_id, "kind": kind, "unit": unit, "quantity": Decimal(str(quantity)),
-            "storage_gb": 0, "egress_gb": 0, "setup_hours": 0, "utilisation": 1, **extra}
+            "storage_gb": 0, "egress_gb": 0, "setup_hours": 0, "utilisation": 1,
+            "benchmark_workload_id": workload_id, "shape_tolerance_pct": 10.0, **extra}
+
+
+def bench_run(run_id, gpu_model="MI300X", gpu_count=1, output_tokens_per_s=1000.0, **extra) -> dict:
+    """A stg_benchmark_runs row measuring output tokens (its rates whole-system per second)."""
+    return {"run_id": run_id, "gpu_model": gpu_model, "gpu_count": gpu_count, "unit": "requests",
+            "output_tokens_per_s": output_tokens_per_s, "source_name": "b", "file_sha256": "f", **extra}
 
 
 def offer(offer_id, gpu_model="MI300X", price=Decimal("2"), gpus_per_node=1, price_scope="per_node",
@@ -80,22 +104,27 @@ def run(workload_id="w", gpu_model="MI300X", units_per_hour=1.0, gpu_count=1, ru
             "benchmark_run_ids": [run_id or f"run-{gpu_model}-{gpu_count}"]}
 
 
-def build(workloads=(), offers=(), runs=(), memory=(), compat=(), validations=()) -> duckdb.DuckDBPyConnection:
-    """An in-memory warehouse holding these inputs plus the cost model built over them."""
+def build(workloads=(), offers=(), runs=(), memory=(), compat=(), validations=(),
+          bench_runs=None) -> duckdb.DuckDBPyConnection:
+    """An in-memory warehouse holding these inputs plus the cost model built over them.
+
+    With bench_runs (stg_benchmark_runs rows), throughput comes from the real matching models instead of `runs`."""
     con = duckdb.connect()
     con.execute(f"create table ref_gpus as select * from read_csv('{REFERENCE_DIR / 'gpus.csv'}', all_varchar=true)")
     con.execute("alter table ref_gpus alter memory_bandwidth_tbps type double")
     con.execute(f"create table ref_fx_rates as select * from read_csv('{REFERENCE_DIR / 'fx_rates.csv'}')")
-    for table, rows in [("stg_workloads", workloads), ("offers", offers), ("int_workload_throughput", runs),
-                        ("memory_fit", memory), ("compat_checks", compat), ("hardware_validations", validations)]:
-        columns = INPUTS[table]
+    inputs = [("stg_workloads", workloads), ("offers", offers), ("memory_fit", memory), ("compat_checks", compat),
+              ("hardware_validations", validations)]
+    inputs.append(("stg_benchmark_runs", bench_runs) if bench_runs is not None else ("int_workload_throughput", runs))
+    for table, rows in inputs:
+        columns = {**INPUTS, "stg_benchmark_runs": BENCH_RUNS}[table]
         con.execute(f"create table {table} ({', '.join(f'{c} {t}' for c, t in columns.items())})")
         for row in rows:
             unknown = set(row) - set(columns)
             assert not unknown, f"{table}: unknown test columns {unknown}"
             con.execute(f"insert into {table} by name select {', '.join(f'$v{i} as {c}' for i, c in enumerate(row))}",
                         {f"v{i}": v for i, v in enumerate(row.values())})
-    for model in MODELS:
+    for model in (MATCHING_MODELS if bench_runs is not None else []) + MODELS:
         body = (SQL_DIR / f"{model}.sql").read_text().strip().rstrip(";")
         con.execute(f'create table "{model.split("/")[1]}" as\n{body}')
     return con

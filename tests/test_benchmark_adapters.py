@@ -163,12 +163,32 @@ def test_vllm_serve_metadata_precedence_and_conflicts(tmp_path):
     assert codes(result) == ["METADATA_CONFLICT"]
 
 
+def test_node_count_from_metadata_defaults_and_mlperf_system_json(tmp_path):
+    doc = small_vllm_result(gpu_model="MI300X", node_count=2)  # vllm bench serve --metadata node_count=2
+    assert one(parse("vllm-serve", write_json(tmp_path / "a.json", doc), {"gpu_count": 16}))["node_count"] == 2
+    unstated = small_vllm_result(gpu_model="MI300X")
+    assert one(parse("vllm-serve", write_json(tmp_path / "b.json", unstated), {"gpu_count": 8}))["node_count"] is None
+    assert one(parse("vllm-serve", write_json(tmp_path / "c.json", unstated),
+                     {"gpu_count": 16, "node_count": 2}))["node_count"] == 2
+    for bad, detail in [("two", "is not a positive whole number"), (0, "is not a positive whole number"),
+                        (9, "more than the run's 8 GPUs")]:
+        result = parse("vllm-serve", write_json(tmp_path / f"bad-{bad}.json", small_vllm_result(
+            gpu_model="MI300X", node_count=bad)), {"gpu_count": 8})
+        assert codes(result) == ["NODE_COUNT_INVALID"] and detail in result.quarantined["detail"][0]
+    assert one(_mlperf("Offline", {"model_id": "llama-2-70b"}))["node_count"] == 1  # system JSON number_of_nodes
+    # Without the system JSON the node count is unknown, not assumed to be 1.
+    assert one(_mlperf("Offline", {"gpu_model": "MI300X", "gpu_count": 8}, companions={}))["node_count"] is None
+
+
 def test_vllm_serve_unknown_gpu_is_quarantined_not_guessed(tmp_path):
     result = parse("vllm-serve", write_json(tmp_path / "a.json", small_vllm_result()), {"gpu_count": 8})
     assert codes(result) == ["FIELD_MISSING"]
     doc = small_vllm_result(gpu_model="MI3OOX")  # letter O
     result = parse("vllm-serve", write_json(tmp_path / "b.json", doc), {"gpu_count": 8})
     assert codes(result) == ["GPU_ALIAS_UNKNOWN"]
+    # A bare family name could be several variants (different memory and bandwidth): not guessed either.
+    result = parse("vllm-serve", write_json(tmp_path / "c.json", small_vllm_result(gpu_model="H100")), {"gpu_count": 8})
+    assert codes(result) == ["GPU_VARIANT_UNKNOWN"] and "H100 SXM" in result.quarantined["detail"][0]
 
 
 @pytest.mark.parametrize("text, code", [

@@ -57,7 +57,7 @@ def test_vultr_metal_on_demand_monthly_and_preemptible(tmp_path):
     assert by_billing == {"on_demand": Decimal("17.52"), "monthly": Decimal("11773.44"), "spot": Decimal("14.72")}
     assert set(mi["gpus_per_node"]) == {8}  # only in the plan id
     assert options(mi)[("vbm-256c-2048gb-8-mi300x-gpu", "spot", None, None)] == Decimal("1.84")
-    assert reasons(q) == [(2, "GPU_ALIAS_UNKNOWN")] * 3  # 'h100' is not guessed to be SXM or PCIe
+    assert reasons(q) == [(2, "GPU_VARIANT_UNKNOWN")] * 3  # 'h100' is not guessed to be SXM or PCIe
 
 
 def test_vultr_vm_plan_facts_from_the_id(tmp_path):
@@ -95,7 +95,7 @@ def test_skypilot_real_catalogs(tmp_path, name, provider, accepted, spot_rows):
     rows, q = rows_of(REAL / name, "skypilot-catalog", tmp_path, provider)
     assert rows.height == accepted
     assert rows.filter(pl.col("billing_model") == "spot").height == spot_rows
-    assert set(q["reason_code"]) <= {"NOT_A_GPU_OFFER", "GPU_ALIAS_UNKNOWN"}
+    assert set(q["reason_code"]) <= {"NOT_A_GPU_OFFER", "GPU_ALIAS_UNKNOWN", "GPU_VARIANT_UNKNOWN"}
 
 
 def test_skypilot_vast_memory_is_per_node_and_region_non_ascii_safe(tmp_path):

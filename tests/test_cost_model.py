@@ -189,3 +189,47 @@ def test_utilisation_moves_monthly_against_hourly():
     assert (sens["hourly"]["rank"], sens["hourly"]["rank_at_100pct"], sens["hourly"]["rank_at_30pct"]) == (1, 1, 2)
     assert (sens["monthly"]["rank_at_100pct"], sens["monthly"]["rank_at_30pct"]) == (2, 1)
     assert sens["monthly"]["cost_per_unit_usd_at_30pct"] * 500 == Decimal("15300")  # 3 months
+
+
+def test_the_same_offer_in_two_sources_is_costed_once_from_the_latest_observation():
+    newer = offer("cat-8x", price="16", gpus_per_node=8, provider="do", source_name="catalog",
+                  observed_at="2026-11-29 00:00:00+00")
+    older = offer("pp-8x", price="15", gpus_per_node=8, provider="do", source_name="price-points",
+                  observed_at="2025-08-29 00:00:00+00")
+    other_billing = offer("pp-8x", price="1000", gpus_per_node=8, provider="do", source_name="price-points",
+                          billing_model="monthly", price_unit="month", billing_granularity="month")
+    same_source_twin = offer("cat-8x-eu", price="17", gpus_per_node=8, provider="do", source_name="catalog",
+                             observed_at="2026-11-28 00:00:00+00")
+    pending = offer("quote-pending", price="1", gpus_per_node=8, provider="do", source_name="quotes",
+                    observed_at="2026-11-30 00:00:00+00")
+    pending.update(price_amount=None, usd_per_node_hour=None, usd_per_gpu_hour=None)
+    con = build(workloads=[workload("w")], offers=[older, newer, other_billing, same_source_twin, pending],
+                runs=[run("w", "MI300X", 1.0, gpu_count=8)])
+    ranked = rows(con, "select offer_id, source_name, billing_model, also_seen_in from rankings order by offer_id")
+    assert [(r["offer_id"], r["billing_model"]) for r in ranked] == [
+        ("cat-8x", "on_demand"), ("cat-8x-eu", "on_demand"), ("pp-8x", "monthly")]
+    assert ranked[0]["also_seen_in"] == ["price-points (pp-8x, observed 2025-08-29)"]
+    assert ranked[2]["also_seen_in"] == []  # only one source has the monthly option
+    assert rows(con, "select count(*) as n from workload_costs where offer_id in ('pp-8x', 'quote-pending') "
+                     "and billing_model = 'on_demand'") == [{"n": 0}]  # the older duplicate and the unpriced quote
+    # A tie on the observation time goes to the source name, so the outcome never depends on row order.
+    tie = dict(older, observed_at="2026-11-29 00:00:00+00")
+    assert [r["source_name"] for r in rows(build(workloads=[workload("w")], offers=[newer, tie],
+                                                 runs=[run("w", "MI300X", 1.0, gpu_count=8)]),
+                                           "select source_name from workload_costs")] == ["catalog"]
+
+
+def test_monthly_break_even_is_also_a_monthly_price():
+    """Hourly leader: 500 h × $10 = $5,000. Monthly challenger at $5,100 / month: break-even $5,000 per node-month."""
+    con = build(workloads=[workload("w", quantity=500)],
+                offers=[offer("hourly", price="10"),
+                        offer("monthly", price="5100", gpus_per_node=8, price_unit="month", billing_model="monthly",
+                              billing_granularity="month")],
+                runs=[run("w", "MI300X", 1.0), run("w", "MI300X", 1.0, gpu_count=8)])
+    sens = {r["offer_id"]: r for r in rows(con, "select * from ranking_sensitivity")}
+    monthly = sens["monthly"]
+    assert (monthly["rank"], monthly["usd_per_node_month"]) == (2, Decimal("5100"))
+    assert monthly["break_even_usd_per_node_month"] == Decimal("5000.00")
+    assert monthly["break_even_usd_per_gpu_month"] == Decimal("625.00")
+    assert monthly["break_even_usd_per_node_hour"] == Decimal("6.849315")  # 5000 / 730 h
+    assert sens["hourly"]["break_even_usd_per_node_month"] is None

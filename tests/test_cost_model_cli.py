@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -59,10 +60,13 @@ def test_bundled_workloads_without_runs_are_excluded_with_their_reasons(sample_w
         from workload_costs where workload_id like 'llama31-%' group by all order by all""")
     assert [r[0] for r in rows] == ["llama31-405b-fp8", "llama31-70b-128k-one-gpu", "llama31-70b-chat",
                                     "llama31-8b-lora"]
-    assert all(set(reasons) <= {"NO_BENCHMARK", "DOES_NOT_FIT"} and "NO_BENCHMARK" in reasons for _, reasons in rows)
+    assert all(set(reasons) <= {"NO_BENCHMARK", "DOES_NOT_FIT"}
+               and "NO_BENCHMARK" in reasons for _, reasons in rows)
     # 405B in FP8 does not fit one 192 GB GPU; it fits one 8 × MI300X server.
     fits = query(sample_warehouse, """select distinct gpus_per_node, node_count, exclusion_reasons from workload_costs
-                                      where workload_id = 'llama31-405b-fp8' and gpu_model = 'MI300X' order by 1""")
+                                      where workload_id = 'llama31-405b-fp8' and gpu_model = 'MI300X'
+                                      and not list_contains(exclusion_reasons, 'SCOPE_SUSPECT')
+                                      order by 1""")
     assert fits == [(1, 1, ["NO_BENCHMARK", "DOES_NOT_FIT"]), (8, 1, ["NO_BENCHMARK"])]
     # 70B at 128k context fits one MI325X or MI350X, not one MI300X.
     one_gpu = dict(query(sample_warehouse, """select distinct gpu_model, memory_fits from workload_costs
@@ -92,3 +96,79 @@ def test_llama2_workload_is_ranked_on_real_mlperf_runs(sample_warehouse):
     # 1e9 tokens / ((23514.8 + 21028.23) / 2 tok/s) = 12.47 h: 13 h on hourly offers, a whole month on monthly.
     assert {b: h for _, _, b, _, h in ranked}["on_demand"] == 13
     assert {b: h for _, _, b, _, h in ranked}["monthly"] == 730
+
+
+def test_explain_workload_config_reproduces_the_seed_example_from_rank_output(sample_warehouse):
+    """The config id a user copies from `rank` explains the configuration line by line."""
+    ranked = json.loads(cli("rank", "--workload", "seed-000-same-task", "-w", str(sample_warehouse), "-f", "json").stdout)
+    expected = {"MI350X": ("4 h", "$4", "$16.00"), "MI325X": ("7 h", "$2.75", "$19.25"),
+                "MI300X": ("10 h", "$2", "$20.00")}
+    for row in ranked:
+        hours, price, total = expected[row["gpu_model"]]
+        out = cli("explain", "seed-000-same-task", row["config_id"], "-w", str(sample_warehouse))
+        assert out.returncode == 0, out.stderr
+        lines = [line.strip() for line in out.stdout.splitlines()]
+        assert f"hours billed = {hours.split()[0]} hour(s) → {hours}" in lines
+        assert f"compute = {hours} × 1 node(s) × {price}/node-h = {total}" in lines
+        assert (f"compute {total} + storage $0.00 + egress $0.00 + licence $0.00 + setup $0.00 + support $0.00 "
+                f"= total {total}") in lines
+        assert f"cost per completed unit = {total} / 1 jobs = {total.rstrip('0').rstrip('.')}" in lines
+        assert any(line.startswith("price: ") and "from source seed-000-example" in line for line in lines)
+        assert any(line.startswith("throughput: run seed-000-") and "seed_000_runs.csv" in line for line in lines)
+    # The offer id still works, positionally or as --offer; both at once must agree.
+    assert "= total $16.00" in cli("explain", "seed-000-same-task", "seed-000-mi350x-server",
+                                   "-w", str(sample_warehouse)).stdout
+    clash = cli("explain", "seed-000-same-task", "seed-000-mi350x-server", "--offer", "seed-000-mi300x-server",
+                "-w", str(sample_warehouse))
+    assert clash.returncode == 2 and "either" in clash.stderr
+    missing = cli("explain", "seed-000-same-task", "nobody/MI300X/1/on_demand", "-w", str(sample_warehouse))
+    assert missing.returncode == 1 and "config id" in missing.stderr
+
+
+def test_token_workloads_show_cost_per_million_tokens(sample_warehouse):
+    table = cli("rank", "--workload", "llama2-70b-fp8-offline-tokens", "-w", str(sample_warehouse))
+    assert "$ per million output tokens" in table.stdout and "$ per unit" not in table.stdout
+    ranked = json.loads(cli("rank", "--workload", "llama2-70b-fp8-offline-tokens", "-w", str(sample_warehouse),
+                            "-f", "json").stdout)
+    assert all(r["cost_per_million_units_usd"] == pytest.approx(r["cost_per_unit_usd"] * 1e6, rel=1e-9)
+               for r in ranked)
+    one = cli("explain", "llama2-70b-fp8-offline-tokens", ranked[0]["config_id"], "-w", str(sample_warehouse))
+    assert "cost per million output_tokens = $" in one.stdout
+    assert "$ per million output tokens" in cli("explain", "llama2-70b-fp8-offline-tokens",
+                                                "-w", str(sample_warehouse)).stdout
+
+
+def test_slo_workloads_on_the_real_mlperf_runs(sample_warehouse):
+    """Server targets (TTFT p99 2 s, TPOT p99 200 ms): the Server run only. Interactive (450 / 40 ms): none."""
+    evidence = query(sample_warehouse, """select distinct benchmark_run_ids from rankings
+                                          where workload_id = 'llama2-70b-fp8-server-slo'""")
+    assert len(evidence) == 1 and len(evidence[0][0]) == 1 and evidence[0][0][0].endswith("/Server")
+    assert query(sample_warehouse, "select count(*) from rankings where workload_id = 'llama2-70b-fp8-interactive'") \
+        == [(0,)]
+    reasons = query(sample_warehouse, """select distinct exclusion_reasons, benchmark_match_detail like '%ttft_p99_ms 1604.171 ms > SLO 450.0 ms%'
+                                         from workload_costs where workload_id = 'llama2-70b-fp8-interactive'
+                                         and gpu_model = 'MI300X' and gpu_count = 8
+                                         and not list_contains(exclusion_reasons, 'SCOPE_SUSPECT')""")
+    assert reasons == [(["SLO_NOT_MET"], True)]
+    assert query(sample_warehouse, "select distinct node_count from benchmark_runs where benchmark_format = "
+                                    "'mlperf-summary' and gpu_model = 'MI300X'") == [(1,)]
+
+
+def test_an_offer_seen_in_two_sources_is_ranked_once(sample_warehouse):
+    dupes = query(sample_warehouse, """select workload_id, provider, gpu_model, gpu_count, billing_model, count(*)
+                                       from rankings group by all having count(*) > 1""")
+    assert dupes == []
+    [(source, also)] = query(sample_warehouse, """select source_name, also_seen_in from rankings
+                                                  where workload_id = 'llama2-70b-fp8-offline-tokens'
+                                                  and provider = 'digitalocean' and billing_model = 'on_demand'""")
+    assert source == "digitalocean-sizes" and also == ["public-price-points (gpu-mi300x8-1536gb, observed 2025-08-29)"]
+
+
+def test_readme_demo_excerpt_matches_what_rank_prints(sample_warehouse):
+    """The seed table and the SLO workload's exclusion line in README's demo excerpt are what `rank` prints."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    excerpt = readme.split("### What the demo prints", 1)[1].split("```", 2)[1].splitlines()
+    for workload in ("seed-000-same-task", "llama2-70b-fp8-interactive"):
+        out = cli("rank", "--workload", workload, "-w", str(sample_warehouse))
+        printed = [line.rstrip() for line in (out.stdout + out.stderr).splitlines() if line.strip()]
+        assert printed and all(line in excerpt for line in printed), (printed, excerpt)

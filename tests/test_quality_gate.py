@@ -66,8 +66,8 @@ def test_gate_passes_on_bundled_data_and_builds_data_docs(published):
     docs = published.parent / "data_docs"
     assert (docs / "index.html").is_file()
     suites = {p.name for p in (docs / "validations").iterdir()}
-    assert {"rankings", "offers", "offer_history", "stg_quote_observations_row_count", "benchmark_runs_row_count",
-            "quarantine_row_count"} <= suites
+    assert {"rankings", "estimate_rankings", "ranking_sensitivity", "offers", "offer_history",
+            "stg_quote_observations_row_count", "benchmark_runs_row_count", "quarantine_row_count"} <= suites
     assert query(published, "select count(*) from rankings")[0][0] > 0
 
 
@@ -114,7 +114,7 @@ def test_price_outside_the_gpu_models_band_fails(published, tmp_path):
 
 def test_model_without_its_own_band_uses_the_fallback(published, tmp_path):
     build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = 40 "
-                           "where gpu_model = 'MI350X'")
+                           "where gpu_model = 'MI350X' and quote_status = 'quoted'")
     failures = _failures(build, tmp_path)
     assert [(f.column, f.unexpected_rows) for f in failures] == [("usd_per_gpu_hour", 1)]
     assert "gpu_model not in" in failures[0].line()
@@ -144,3 +144,32 @@ def test_ranked_row_without_evidence_fails(published, tmp_path):
                            "where rank = 1 and workload_id = 'seed-000-same-task'")
     failures = _failures(build, tmp_path)
     assert [(f.column, f.unexpected_rows) for f in failures] == [("evidence_run_ids", 1)]
+
+
+def test_estimates_must_be_labelled_costed_and_based(published, tmp_path):
+    build = _tampered_copy(published, tmp_path, """
+        update estimate_rankings set throughput_source = 'measured' where rank = 1;
+        update estimate_rankings set estimate_basis = null, total_cost_usd = -1 where rank = 2""")
+    failures = _failures(build, tmp_path)
+    assert {(f.suite, f.column, f.unexpected_rows) for f in failures} == {
+        ("estimate_rankings", "throughput_source", 1), ("estimate_rankings", "estimate_basis", 1),
+        ("estimate_rankings", "total_cost_usd", 1)}
+
+
+def test_sensitivity_must_be_finite_and_within_the_ranking(published, tmp_path):
+    n_ranked = query(published, "select count(*) from rankings where workload_id = 'seed-000-same-task'")[0][0]
+    build = _tampered_copy(published, tmp_path, f"""
+        update ranking_sensitivity set break_even_usd_per_gpu_hour = -1.5
+            where workload_id = 'seed-000-same-task' and rank = 2;
+        update ranking_sensitivity set rank_at_30pct = {n_ranked + 1}
+            where workload_id = 'seed-000-same-task' and rank = 3""")
+    failures = _failures(build, tmp_path)
+    assert {(f.suite, f.column or f.expectation, f.unexpected_rows) for f in failures} == {
+        ("ranking_sensitivity", "break_even_usd_per_gpu_hour", 1),
+        ("ranking_sensitivity", "expect_column_pair_values_a_to_be_greater_than_b", 1)}
+
+
+def test_no_estimates_and_no_sensitivity_rows_pass(published, tmp_path):
+    """A warehouse where nothing needs estimating (or nothing is ranked) is not a failure."""
+    build = _tampered_copy(published, tmp_path, "delete from estimate_rankings; delete from ranking_sensitivity")
+    assert _failures(build, tmp_path) == []

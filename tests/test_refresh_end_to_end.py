@@ -56,7 +56,13 @@ def test_configurations_without_evidence_stay_visible_with_a_reason(sample_wareh
         select provider, gpu_count, exclusion_reasons from workload_costs
         where workload_id = 'seed-000-same-task' and status = 'excluded'""")
     assert excluded, "real price points have no benchmark for the seed task and must be listed as excluded"
-    assert all(reasons == ["NO_BENCHMARK"] for _, _, reasons in excluded)
+    # Every one lacks a benchmark (a market outlier like Oracle's $6.00 is a warning, not a reason).
+    assert all(reasons == ["NO_BENCHMARK"]
+               for _, _, reasons in excluded)
+    # Requests for quotation (no price yet) are in offers, pending, and not costed.
+    pending = query(sample_warehouse, "select distinct provider from offers where pending_reason = 'QUOTE_PENDING'")
+    assert {p for (p,) in pending} == {"cherry-servers", "vast.ai", "servermania"}
+    assert not {p for p, _, _ in excluded} & {"cherry-servers", "vast.ai", "servermania"}
     ranked_ids = {r[0] for r in query(sample_warehouse, "select offer_id from rankings "
                                                         "where workload_id = 'seed-000-same-task'")}
     assert ranked_ids == {"seed-000-mi300x-server", "seed-000-mi325x-server", "seed-000-mi350x-server"}
@@ -87,8 +93,9 @@ def test_every_input_row_is_accounted_for(sample_warehouse):
     # runs (MLPerf MI300X Offline/Server, MLPerf MI325X Offline/Server, InferenceX MI355X, vLLM A100 —
     # quarantined) = 24, plus provider catalogs (docs/formats/catalogs.md): DigitalOcean 5,
     # Vultr 6 + 10, Hot Aisle 1, RunPod 1, gpuhunt/Crusoe 2, SkyPilot DigitalOcean 38 and Lambda 51
-    # records = 114.
-    assert manifest[0] == 24 + 114
+    # records = 114, plus 7 low-confidence public price points and 7 requested billing options
+    # (requests for quotation to Cherry Servers, Vast.ai and ServerMania) = 14.
+    assert manifest[0] == 24 + 114 + 14
 
 
 def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
@@ -113,8 +120,8 @@ def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
     assert parsed[-1][0] == parsed[-1][1] > 0
     assert query(warehouse, snapshot_sql) == first
     # Landed once: the content-addressed store holds one copy per file.
-    # (3 bundled CSV quote/run files + 3 catalog CSVs; catalogs also land JSON bodies.)
-    assert len(list((tmp_path / "landing").rglob("*.csv"))) == 6
+    # (4 bundled CSV quote/run files + 3 catalog CSVs; catalogs also land JSON bodies.)
+    assert len(list((tmp_path / "landing").rglob("*.csv"))) == 7
 
 
 def test_rank_cli_shows_all_three_with_cost_per_completed_workload(sample_warehouse):

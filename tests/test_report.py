@@ -64,9 +64,9 @@ def test_report_is_one_self_contained_file(sample_report, sample_warehouse):
     # Nothing fetched: no external src/href, no CSS url() or @import (SVG namespaces are not fetches).
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page)
     assert "url(" not in page and "@import" not in page
-    # cost bars + cost vs time for each of the two ranked workloads, the memory-fit heatmap of the
+    # cost bars + cost vs time for each of the three ranked workloads, the memory-fit heatmap of the
     # bundled model workloads, 3 GPU models' prices
-    assert page.count("<svg") == 8
+    assert page.count("<svg") == 10
     assert "No data yet: the memory_fit mart is empty." not in page
     assert "No data yet: no host has been validated" in page
     assert "No per-request latency data yet" in page
@@ -74,12 +74,34 @@ def test_report_is_one_self_contained_file(sample_report, sample_warehouse):
     excluded = query(sample_warehouse, """select count(*) from workload_costs
                                           where list_contains(exclusion_reasons, 'NO_BENCHMARK')""")[0][0]
     assert excluded > 0 and page.count("NO_BENCHMARK") == excluded
+    assert page.count("SLO_NOT_MET") == query(sample_warehouse, """select count(*) from workload_costs
+                                                                 where list_contains(exclusion_reasons, 'SLO_NOT_MET')""")[0][0]
+
+
+def test_report_covers_sensitivity_and_labelled_estimates(sample_report, sample_warehouse):
+    page = sample_report.read_text(encoding="utf-8")
+    ranked_workloads = query(sample_warehouse, "select count(distinct workload_id) from ranking_sensitivity")[0][0]
+    assert page.count("<h4>Sensitivity (") == ranked_workloads
+    seed = page[page.index('id="w-seed-000-same-task"'):]
+    # The seed's break-even prices (MI350X keeps the lead up to $4.8125/GPU-h; MI325X wins below $2.2857).
+    assert "4.8125" in seed and "2.2857" in seed and "-16.88" in seed
+    # Estimates: apart from the ranking, titled as lower-confidence, one row per estimate with its basis.
+    n_estimates = query(sample_warehouse, "select count(*) from estimate_rankings")[0][0]
+    assert n_estimates > 0 and page.count("Lower-confidence ESTIMATES") == query(
+        sample_warehouse, "select count(distinct workload_id) from estimate_rankings")[0][0]
+    assert page.count("measured at seed-000-example (another provider") == n_estimates
+    # An SLO exclusion shows the latencies that missed.
+    start = page.index('id="w-llama2-70b-fp8-interactive"')
+    interactive = page[start:page.find('<h3 id="w-', start + 1)]
+    assert "ttft_p99_ms 1604.171 ms &gt; SLO 450.0 ms" in interactive
+    # Token workloads are charted per million tokens, not as tiny per-token numbers.
+    assert "USD per million output tokens" in page
 
 
 def test_report_renders_in_headless_chromium(sample_report, tmp_path):
     dom = _chromium(tmp_path, "--dump-dom", sample_report.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert len(re.findall(r"<svg\b", dom.stdout)) == 8
+    assert len(re.findall(r"<svg\b", dom.stdout)) == 10
     assert len(re.findall(r"<(rect|path|text)\b", dom.stdout)) > 100  # the charts drew marks
     assert "provider-eval report" in dom.stdout and "Price history per GPU model" in dom.stdout
     # Chromium reports page errors (script, resource loads) on its log as CONSOLE or Uncaught lines.
@@ -132,10 +154,10 @@ def test_pareto_front_from_request_latency(filled_warehouse):
 
 def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     page = _write_report(filled_warehouse, tmp_path / "filled.html")
-    assert page.count("<svg") == 8  # the memory-fit heatmap is drawn from the bundled workloads' rows too
+    assert page.count("<svg") == 10  # the memory-fit heatmap is drawn from the bundled workloads' rows too
     assert "No data yet: the memory_fit mart is empty." not in page
-    # The seed workload has per-request rows now; the MLPerf-backed workload still has none.
-    assert "median request latency (ms)" in page and page.count("No per-request latency data yet") == 1
+    # The seed workload has per-request rows now; the two MLPerf-backed workloads still have none.
+    assert "median request latency (ms)" in page and page.count("No per-request latency data yet") == 2
     # Only the latest validation of a host × offer is shown.
     validations = page[page.index('id="validations"'):page.index('id="freshness"')]
     assert "pass" in validations and "ROCM_SMOKE_FAILED" not in validations
@@ -143,7 +165,7 @@ def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     for text in ("fits on 1 GPU", "does not fit", "min 8 GPU"):
         assert text in page
     dom = _chromium(tmp_path, "--dump-dom", (tmp_path / "filled.html").as_uri())
-    assert len(re.findall(r"<svg\b", dom.stdout)) == 8
+    assert len(re.findall(r"<svg\b", dom.stdout)) == 10
 
 
 def test_report_of_an_empty_warehouse_says_so(sample_warehouse, tmp_path):

@@ -9,15 +9,17 @@ from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
 
 SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description", "max_quote_age_days",
-               "auth_env", "fetch"}
+               "auth_env", "fetch", "max_file_bytes", "max_line_chars"}
 # A `url:` source's download limits (flows/ingest/fetch.py FetchPolicy); each is optional.
 FETCH_KEYS = {"timeout_s", "deadline_s", "max_bytes", "attempts", "backoff_s", "max_retry_after_s"}
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 # Top-level `settings:` keys; a source may override each with a key of the same name.
-SETTING_KEYS = {"max_quote_age_days"}
+SETTING_KEYS = {"max_quote_age_days", "max_file_bytes", "max_line_chars"}
+# Size caps checked before a file is parsed (bad-input catalogue #41-42); whole numbers > 0.
+SIZE_LIMIT_KEYS = ("max_file_bytes", "max_line_chars")
 DEFAULT_KEYS = {
     "provider", "gpu_model", "gpu_count", "model_id", "precision", "engine",
-    "engine_version", "rocm_version", "currency", "region",
+    "engine_version", "rocm_version", "currency", "region", "node_count",
 }
 KINDS = {"quotes", "benchmarks"}
 
@@ -39,12 +41,15 @@ class Source:
     url: str | None = None
     auth_env: str | None = None
     fetch: dict = field(default_factory=dict)
+    # Size caps for this source's files (settings or the source); absent = the adapters' defaults.
+    size_limits: dict = field(default_factory=dict)
 
     def adapter_options(self) -> dict:
-        """What the adapter receives: the defaults plus this source's quote settings."""
+        """What the adapter receives: the defaults plus this source's quote settings and size caps."""
+        options = {**self.defaults, **self.size_limits}
         if self.max_quote_age_days is None:
-            return dict(self.defaults)
-        return {**self.defaults, "max_quote_age_days": self.max_quote_age_days}
+            return options
+        return {**options, "max_quote_age_days": self.max_quote_age_days}
 
     def files(self) -> list[Path]:
         """The files the path glob matches today, sorted for a stable order (none for a url source)."""
@@ -67,6 +72,19 @@ def _check_age(value, where: str):
     return value
 
 
+def _check_size_limits(raw: dict, where: str) -> dict:
+    """max_file_bytes / max_line_chars: whole numbers > 0 where given."""
+    limits = {}
+    for key in SIZE_LIMIT_KEYS:
+        value = raw.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{where}: {key} must be a whole number > 0, got {value!r}")
+        limits[key] = value
+    return limits
+
+
 def load_settings(doc: dict, file: Path) -> dict:
     """The optional top-level `settings:` mapping (defaults for every source)."""
     settings = doc.get("settings") or {}
@@ -76,7 +94,8 @@ def load_settings(doc: dict, file: Path) -> dict:
     unknown = set(settings) - SETTING_KEYS
     if unknown:
         raise ConfigError(f"{file}: line {line}: unknown setting(s) {sorted(unknown)}; allowed: {sorted(SETTING_KEYS)}")
-    return {"max_quote_age_days": _check_age(settings.get("max_quote_age_days"), f"{file}: line {line}")}
+    return {"max_quote_age_days": _check_age(settings.get("max_quote_age_days"), f"{file}: line {line}"),
+            **_check_size_limits(settings, f"{file}: line {line}")}
 
 
 def _check_url(raw: dict, where: str) -> tuple[str | None, str | None, dict]:
@@ -143,6 +162,8 @@ def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source
         name=raw["name"], kind=raw["kind"], format=raw["format"], path=raw.get("path") or "",
         base_dir=file.parent.resolve(), line=line, defaults=dict(defaults),
         max_quote_age_days=max_age, url=url, auth_env=auth_env, fetch=fetch,
+        size_limits={**{k: v for k, v in (settings or {}).items() if k in SIZE_LIMIT_KEYS},
+                     **_check_size_limits(raw, where)},
     )
 
 

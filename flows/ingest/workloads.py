@@ -1,4 +1,5 @@
 """Read workloads.yaml into a frame that satisfies the Workload contract, or say which line is wrong."""
+import json
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -14,8 +15,14 @@ FIT_KEYS = {"kv_precision": pl.String, "context_tokens": pl.Int64, "concurrency"
             "mode": pl.String, "gpu_memory_utilization": pl.Float64, "activation_checkpointing": pl.Boolean,
             "lora_rank": pl.Int64}
 KEYS = {"id", "kind", "description", "unit", "quantity", "model_id", "precision",
-        "storage_gb", "egress_gb", "setup_hours", "match", "utilisation", *FIT_KEYS}
-MATCH_KEYS = {"workload_id"}
+        "storage_gb", "egress_gb", "setup_hours", "match", "utilisation", "input_tokens", "output_tokens",
+        "slo", *FIT_KEYS}
+MATCH_KEYS = {"workload_id", "shape_tolerance_pct"}
+# Benchmark matching (docs/workloads.md): mean tokens per request within ±this % of the declared shape.
+DEFAULT_SHAPE_TOLERANCE_PCT = 10
+# SLO keys: a latency statistic the benchmark formats carry (benchmark_runs columns), as a ceiling in ms.
+SLO_KEYS = {f"{metric}_{stat}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
+            for stat in ("mean", "median", "p90", "p95", "p99")}
 
 
 def _decimal(value, field: str, where: str) -> Decimal:
@@ -42,6 +49,9 @@ def _row(raw: dict, file: Path) -> dict:
     match = raw.get("match") or {}
     if not isinstance(match, dict) or set(match) - MATCH_KEYS:
         raise ConfigError(f"{where}: 'match' may only hold {sorted(MATCH_KEYS)}")
+    tolerance = match.get("shape_tolerance_pct", DEFAULT_SHAPE_TOLERANCE_PCT)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance <= 100:
+        raise ConfigError(f"{where}: match.shape_tolerance_pct {tolerance!r} must be a number from 0 to 100")
     return {
         "workload_id": str(raw["id"]), "kind": str(raw["kind"]), "description": raw.get("description"),
         "unit": str(raw["unit"]), "quantity": _decimal(raw["quantity"], "quantity", where),
@@ -50,7 +60,26 @@ def _row(raw: dict, file: Path) -> dict:
         "match_workload_id": match.get("workload_id"), "line": line,
         "utilisation": _decimal(raw.get("utilisation", 1), "utilisation", where),
         **{k: _fit_value(raw.get(k), k, t, where) for k, t in FIT_KEYS.items()},
+        **{k: _fit_value(raw.get(k), k, pl.Int64, where) for k in ("input_tokens", "output_tokens")},
+        "shape_tolerance_pct": float(tolerance),
+        "slo_json": _slo_json(raw.get("slo"), where),
     }
+
+
+def _slo_json(slo, where: str) -> str | None:
+    """The workload's SLOs as a JSON object {latency column: ceiling in ms}, or a ConfigError naming the key."""
+    if slo is None:
+        return None
+    if not isinstance(slo, dict) or not slo:
+        raise ConfigError(f"{where}: 'slo' must be a mapping such as {{ttft_p99_ms: 2000, tpot_mean_ms: 50}}")
+    out = {}
+    for key, value in slo.items():
+        if key not in SLO_KEYS:
+            raise ConfigError(f"{where}: unknown SLO {key!r}; allowed: {sorted(SLO_KEYS)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            raise ConfigError(f"{where}: slo.{key} {value!r} must be a positive number of milliseconds")
+        out[key] = float(value)
+    return json.dumps(out, sort_keys=True)
 
 
 def _fit_value(value, field: str, dtype, where: str):
@@ -81,7 +110,9 @@ def load_workloads(file: Path) -> pl.DataFrame:
     schema = {"workload_id": pl.String, "kind": pl.String, "description": pl.String, "unit": pl.String,
               "quantity": QUANTITY, "model_id": pl.String, "precision": pl.String,
               "storage_gb": QUANTITY, "egress_gb": QUANTITY, "setup_hours": QUANTITY,
-              "match_workload_id": pl.String, "line": pl.Int64, "utilisation": QUANTITY, **FIT_KEYS}
+              "match_workload_id": pl.String, "line": pl.Int64, "utilisation": QUANTITY, **FIT_KEYS,
+              "input_tokens": pl.Int64, "output_tokens": pl.Int64, "shape_tolerance_pct": pl.Float64,
+              "slo_json": pl.String}
     frame = pl.DataFrame(rows, schema=schema)
     try:
         return Workload.validate(frame, lazy=True)

@@ -49,6 +49,57 @@ def rankings_suite() -> Suite:
     )
 
 
+def estimate_rankings_suite() -> Suite:
+    """Every estimate has a finite positive cost, the measured runs it derives from, and says what it is."""
+    costs = ["cost_per_unit_usd", "total_cost_usd", "hours_billed"]
+    return Suite(
+        name="estimate_rankings", table="estimate_rankings",
+        frame_sql="""
+            select workload_id, rank, offer_id, provider, billing_model, throughput_source, estimate_basis,
+                   cost_per_unit_usd::double as cost_per_unit_usd, total_cost_usd::double as total_cost_usd,
+                   hours_billed::double as hours_billed,
+                   coalesce(len(list_filter(benchmark_run_ids, lambda x: coalesce(x, '') != '')), 0) as evidence_run_ids
+            from estimate_rankings""",
+        expectations=[
+            *[gxe.ExpectColumnValuesToNotBeNull(column=c) for c in costs],
+            *[_positive_finite(c) for c in costs],
+            # Lower confidence, labelled as such: never a measured row, always with its basis.
+            gxe.ExpectColumnValuesToBeInSet(column="throughput_source", value_set=["estimate"]),
+            gxe.ExpectColumnValuesToNotBeNull(column="estimate_basis"),
+            gxe.ExpectColumnValuesToBeBetween(column="evidence_run_ids", min_value=1),
+            gxe.ExpectCompoundColumnsToBeUnique(column_list=["workload_id", "rank"]),
+        ],
+    )
+
+
+def ranking_sensitivity_suite() -> Suite:
+    """One row per ranked configuration; break-even prices, when there are any, finite and positive."""
+    prices = ["break_even_usd_per_node_hour", "break_even_usd_per_gpu_hour", "break_even_usd_per_node_month"]
+    return Suite(
+        name="ranking_sensitivity", table="ranking_sensitivity",
+        frame_sql="""
+            select s.workload_id, s.rank, s.offer_id,
+                   s.break_even_usd_per_node_hour::double as break_even_usd_per_node_hour,
+                   s.break_even_usd_per_gpu_hour::double as break_even_usd_per_gpu_hour,
+                   s.break_even_usd_per_node_month::double as break_even_usd_per_node_month,
+                   s.rank_at_30pct, s.rank_at_60pct, s.rank_at_100pct,
+                   count(*) over (partition by s.workload_id) as ranked_in_workload,
+                   r.offer_id is not null as is_in_rankings
+            from ranking_sensitivity as s
+            left join rankings as r using (workload_id, rank)""",
+        expectations=[
+            # Null means "no one to compare with" or "a free node would not be enough" (docs/cost-model.md).
+            *[gxe.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=FINITE_MAX, strict_min=True,
+                                                mostly=1.0) for c in prices],
+            *[gxe.ExpectColumnValuesToNotBeNull(column=f"rank_at_{p}pct") for p in (30, 60, 100)],
+            *[gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="ranked_in_workload", column_B=f"rank_at_{p}pct",
+                                                          or_equal=True) for p in (30, 60, 100)],
+            gxe.ExpectColumnValuesToBeInSet(column="is_in_rankings", value_set=[True]),
+            gxe.ExpectCompoundColumnsToBeUnique(column_list=["workload_id", "rank"]),
+        ],
+    )
+
+
 def _band_expectations(bands: list[tuple[str, float, float]]) -> list[gxe.Expectation]:
     """One price band per GPU model; the '*' band covers every model without its own."""
     named = [b[0] for b in bands if b[0] != "*"]
@@ -123,4 +174,4 @@ def all_suites(con: duckdb.DuckDBPyConnection, now: dt.datetime) -> list[Suite]:
     bands = con.execute(
         "select gpu_model, min_usd_per_gpu_hour::double, max_usd_per_gpu_hour::double from ref_price_bands"
     ).fetchall()
-    return [rankings_suite(), offers_suite(bands, now), offer_history_suite(now), *row_count_suites(con)]
+    return [rankings_suite(), estimate_rankings_suite(), ranking_sensitivity_suite(), offers_suite(bands, now), offer_history_suite(now), *row_count_suites(con)]

@@ -20,7 +20,7 @@ final as (
         validation_id, validation_verdict,
         tier, commitment_term_hours,
         node_count, throughput_source, cost_per_million_units_usd, is_interruptible, utilisation,
-        estimate_basis
+        estimate_basis, also_seen_in, config_id
     from costs
 )
 

@@ -1,17 +1,78 @@
 -- One row per workload × current offer (billing option) × throughput source: the configuration to
 -- cost (one node, or as many nodes as the memory-fit minimum needs), its feasibility facts, and its
--- throughput — measured, or (only where no run matches) a separately labelled estimate.
+-- throughput — measured, or (only where no run matches) a separately labelled estimate. An offer seen
+-- in several sources is costed once, from its latest observation (also_seen_in lists the others).
 with workloads as (
     select * from stg_workloads
 ),
 
+offers_priced as (
+    -- A pending quote carries no price yet: there is nothing to cost.
+    select * from offers where price_amount is not null
+),
+
+source_observations as (
+    -- Each source's newest observation of an offer key: provider × GPU model × GPUs per node × billing
+    -- option (billing model, tier, commitment term).
+    select
+        provider, gpu_model, gpus_per_node, billing_model, tier, commitment_term_hours, source_name,
+        max(observed_at) as latest_observed_at,
+        list(distinct offer_id order by offer_id) as offer_ids
+    from offers_priced
+    group by all
+),
+
+source_ranks as (
+    -- The same offer seen in several sources is costed once: the latest observation wins (ties: the
+    -- source name), so a catalog fetched today beats a price point noted last year.
+    select
+        *,
+        row_number() over (
+            partition by provider, gpu_model, gpus_per_node, billing_model, tier, commitment_term_hours
+            order by latest_observed_at desc, source_name
+        ) as source_rank
+    from source_observations
+),
+
+seen_elsewhere as (
+    -- The sources that lost, kept as evidence on the winner.
+    select
+        w.provider, w.gpu_model, w.gpus_per_node, w.billing_model, w.tier, w.commitment_term_hours,
+        list(format('{} ({}, observed {})', l.source_name, array_to_string(l.offer_ids, ', '),
+                strftime(l.latest_observed_at, '%Y-%m-%d'))
+            order by l.latest_observed_at desc, l.source_name) as also_seen_in
+    from source_ranks as w
+    join source_ranks as l
+        on l.provider = w.provider and l.gpu_model = w.gpu_model and l.gpus_per_node = w.gpus_per_node
+        and l.billing_model = w.billing_model and l.tier is not distinct from w.tier
+        and l.commitment_term_hours is not distinct from w.commitment_term_hours
+        and l.source_rank > 1
+    where w.source_rank = 1
+    group by all
+),
+
 offers_now as (
-    select * from offers
+    select o.*, coalesce(e.also_seen_in, []) as also_seen_in
+    from offers_priced as o
+    join source_ranks as r
+        on r.source_name = o.source_name and r.provider = o.provider and r.gpu_model = o.gpu_model
+        and r.gpus_per_node = o.gpus_per_node and r.billing_model = o.billing_model
+        and r.tier is not distinct from o.tier
+        and r.commitment_term_hours is not distinct from o.commitment_term_hours
+        and r.source_rank = 1
+    left join seen_elsewhere as e
+        on e.provider = o.provider and e.gpu_model = o.gpu_model and e.gpus_per_node = o.gpus_per_node
+        and e.billing_model = o.billing_model and e.tier is not distinct from o.tier
+        and e.commitment_term_hours is not distinct from o.commitment_term_hours
+),
+
+throughputs as (
+    select * from int_workload_throughput
 ),
 
 measured as (
     -- NaN, ±Inf or zero throughput is no measurement: such a configuration has no benchmark.
-    select * from int_workload_throughput where isfinite(units_per_hour) and units_per_hour > 0
+    select * from throughputs where isfinite(units_per_hour) and units_per_hour > 0
 ),
 
 memory as (
@@ -45,7 +106,8 @@ sized as (
         o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
         o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
         o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
-        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date,
+        o.warnings as offer_warnings, o.scope_detail,
+        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date, o.also_seen_in,
         m.fits as one_node_fits, m.precision_supported, m.min_gpus,
         -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit
         -- need. Only multi-GPU servers scale out; a single-GPU VM that is too small does not fit.
@@ -82,20 +144,51 @@ configured as (
 with_measured as (
     select
         c.*,
-        t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids
+        t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids, t.node_count as benchmark_node_count
     from configured as c
     left join measured as t
         on t.workload_id = c.workload_id
         and t.gpu_model = c.gpu_model
         -- Throughput is measured at this total GPU count or not at all: never extrapolated.
         and t.gpu_count = c.gpu_count
+        -- Runs that state their node count measure that many nodes only.
+        and (t.node_count is null or t.node_count = c.node_count)
         and (t.run_provider is null or t.run_provider = c.provider)
-    -- Provider-specific runs win over generic ones for the same configuration.
+    -- Provider-specific runs win over generic ones, runs stating their node count over the rest.
     qualify row_number() over (
         partition by c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model,
             c.tier, c.commitment_term_hours
-        order by t.run_provider nulls last
+        order by t.run_provider nulls last, t.node_count nulls last
     ) = 1
+),
+
+near_misses as (
+    -- Runs of this configuration's GPU model, count and node count that came close: why they did
+    -- not count. Only an SLO miss on runs that match otherwise makes a configuration SLO_NOT_MET.
+    select
+        c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model, c.tier, c.commitment_term_hours,
+        len(flatten(list(t.slo_failed_run_ids))) > 0 as has_slo_failures,
+        string_agg(t.mismatch_detail, ' | ' order by t.mismatch_detail) as benchmark_match_detail
+    from with_measured as c
+    join throughputs as t
+        on t.workload_id = c.workload_id and t.gpu_model = c.gpu_model and t.gpu_count = c.gpu_count
+        and (t.node_count is null or t.node_count = c.node_count)
+        and (t.run_provider is null or t.run_provider = c.provider)
+    where c.units_per_hour is null
+    group by all
+),
+
+with_near_misses as (
+    select
+        c.*,
+        coalesce(n.has_slo_failures, false) as is_slo_not_met,
+        n.benchmark_match_detail
+    from with_measured as c
+    left join near_misses as n
+        on n.workload_id = c.workload_id and n.source_name = c.source_name and n.provider = c.provider
+        and n.offer_id = c.offer_id and n.billing_model = c.billing_model
+        and n.tier is not distinct from c.tier
+        and n.commitment_term_hours is not distinct from c.commitment_term_hours
 ),
 
 estimate_bases as (
@@ -108,12 +201,15 @@ estimate_bases as (
         t.gpu_model as basis_gpu_model, t.run_provider as basis_provider,
         t.units_per_hour as basis_units_per_hour, t.benchmark_runs, t.benchmark_run_ids,
         (target.memory_bandwidth_tbps / basis.memory_bandwidth_tbps) as scale
-    from with_measured as c
+    from with_near_misses as c
     join measured as t
         on t.workload_id = c.workload_id and t.gpu_count = c.gpu_count
+        and (t.node_count is null or t.node_count = c.node_count)
     left join gpus as target on target.gpu_model = c.gpu_model
     left join gpus as basis on basis.gpu_model = t.gpu_model
     where c.units_per_hour is null
+        -- Measured here and too slow for the SLOs: no estimate from elsewhere overrides that.
+        and not c.is_slo_not_met
         and c.node_count = 1
         and (t.gpu_model = c.gpu_model
             or (c.kind = 'inference' and target.memory_bandwidth_tbps > 0 and basis.memory_bandwidth_tbps > 0))
@@ -127,7 +223,7 @@ estimate_bases as (
 ),
 
 measured_rows as (
-    select *, 'measured' as throughput_source, null::varchar as estimate_basis from with_measured
+    select *, 'measured' as throughput_source, null::varchar as estimate_basis from with_near_misses
 ),
 
 estimate_rows as (
@@ -146,7 +242,7 @@ estimate_rows as (
                 c.gpu_count, e.basis_gpu_model, coalesce(e.basis_provider, 'any provider'),
                 g.memory_bandwidth_tbps, b.memory_bandwidth_tbps, round(e.scale, 4))
         end as estimate_basis
-    from with_measured as c
+    from with_near_misses as c
     join estimate_bases as e
         on e.workload_id = c.workload_id and e.source_name = c.source_name and e.provider = c.provider
         and e.offer_id = c.offer_id and e.billing_model = c.billing_model

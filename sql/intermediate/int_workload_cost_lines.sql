@@ -92,7 +92,8 @@ totals as (
         (compute_cost_usd + storage_cost_usd + egress_cost_usd + licence_cost_usd + setup_cost_usd
             + support_cost_usd)::decimal(38, 6) as total_cost_usd,
         list_filter([
-            case when units_per_hour is null then 'NO_BENCHMARK' end,
+            -- Runs that match in every way but the SLOs: SLO_NOT_MET; no run at all (or only mismatched ones): NO_BENCHMARK.
+            case when units_per_hour is null then case when is_slo_not_met then 'SLO_NOT_MET' else 'NO_BENCHMARK' end end,
             case when stale_reason is not null then stale_reason end,
             case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
             case when memory_fits = false then 'DOES_NOT_FIT' end,
@@ -125,8 +126,12 @@ final as (
                 then 'SPOT_INTERRUPTION_RISK: the provider may reclaim the node; no discount for lost work is applied' end,
             case when throughput_source = 'estimate'
                 then 'ESTIMATED_THROUGHPUT: ' || estimate_basis end,
-            case when node_count > 1
-                then format('MULTI_NODE: {} nodes; throughput from runs on {} GPUs in total', node_count, gpu_count) end
+            case when list_contains(offer_warnings, 'PRICE_OUTLIER')
+                then 'PRICE_OUTLIER: ' || scope_detail || '; confirm the price with the provider' end,
+            case when node_count > 1 and benchmark_node_count is null
+                then format('MULTI_NODE: {} nodes; throughput from runs on {} GPUs in total that do not state their node count', node_count, gpu_count)
+                when node_count > 1
+                then format('MULTI_NODE: {} nodes; throughput from runs on {} nodes, {} GPUs in total', node_count, benchmark_node_count, gpu_count) end
         ], lambda r: r is not null) as risk_notes
     from totals
     -- An estimate is offered only where nothing but a benchmark is missing.

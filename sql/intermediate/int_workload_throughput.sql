@@ -1,25 +1,8 @@
--- One row per workload × measured configuration (provider scope, GPU model, GPU count): the median
--- throughput of the matching runs, with the run ids kept as evidence.
-with workloads as (
-    select * from stg_workloads
-),
-
-runs as (
-    -- Each run once per unit it measures (its own unit, and requests / tokens from its rates).
-    select * from int_benchmark_throughputs where units_per_hour > 0
-),
-
-matched as (
-    select w.workload_id, r.*
-    from workloads as w
-    join runs as r
-        on r.unit = w.unit
-        and (
-            r.workload_id = w.benchmark_workload_id
-            -- A run that names no workload measures a model: match it on model and precision.
-            or (r.workload_id is null and r.model_id = w.model_id
-                and r.precision is not distinct from w.precision)
-        )
+-- One row per workload × measured configuration (provider scope, GPU model, GPU count, node count
+-- the runs state): the median throughput of the runs that match every rule, with their run ids as
+-- evidence, and the runs that came close (SLO missed, or engine / shape mismatched) with why.
+with matches as (
+    select * from int_workload_benchmark_matches
 ),
 
 final as (
@@ -27,13 +10,21 @@ final as (
         workload_id,
         -- A run measured at a provider is evidence for that provider's offers only;
         -- a run with no provider speaks for any host with this GPU model and count.
-        provider as run_provider,
+        run_provider,
         gpu_model,
         gpu_count,
-        median(units_per_hour) as units_per_hour,
-        count(*) as benchmark_runs,
-        list(run_id order by run_id) as benchmark_run_ids
-    from matched
+        -- Nodes the runs spanned, when they say (null: not stated).
+        node_count,
+        -- Several matching runs: their median (robust to one outlier run).
+        median(units_per_hour) filter (where match_status = 'matched') as units_per_hour,
+        count(*) filter (where match_status = 'matched') as benchmark_runs,
+        coalesce(list(run_id order by run_id) filter (where match_status = 'matched'), [])
+            as benchmark_run_ids,
+        coalesce(list(run_id order by run_id) filter (where match_status = 'slo_not_met'), [])
+            as slo_failed_run_ids,
+        string_agg(run_id || ': ' || mismatch_detail, ' | ' order by run_id)
+            filter (where match_status != 'matched') as mismatch_detail
+    from matches
     group by all
 )
 

@@ -20,7 +20,8 @@ final as (
         itl_mean_ms, itl_median_ms, itl_std_ms, itl_p90_ms, itl_p95_ms, itl_p99_ms,
         e2el_mean_ms, e2el_median_ms, e2el_std_ms, e2el_p90_ms, e2el_p95_ms, e2el_p99_ms,
         latency_stats_ms_json, metadata_json, request_rows,
-        source_name, source_file, file_sha256, row_number
+        source_name, source_file, file_sha256, row_number,
+        node_count
     from runs
 )
 

@@ -27,7 +27,8 @@ final as (
         rocm_version, os, kernel, amdgpu_driver_version,
         source_name, source_file, file_sha256, row_number,
         tier, commitment_term_hours, vram_bytes_stated, observed_at_stated,
-        last_observed_at, times_observed, observation_hash
+        last_observed_at, times_observed, observation_hash,
+        quote_status, requested_on
     from distinct_observations
 )
 

@@ -46,6 +46,10 @@ joined as (
         -- Only the compute line moves with the price; the other lines stay as they are.
         c.total_cost_usd - c.compute_cost_usd as other_cost_usd,
         c.node_count * c.billed_seconds / 3600 as node_hours_billed,
+        -- Monthly / dedicated offers are billed in whole node-months at the stated monthly price.
+        case when c.billing_period = 'month' and c.usd_per_node_month is not null
+            then c.node_count * c.billing_periods end as node_months_billed,
+        c.usd_per_node_month,
         first_value(r.offer_id) over w as leader_offer_id,
         first_value(r.total_cost_usd) over w as leader_total_cost_usd,
         nth_value(r.offer_id, 2) over w as runner_up_offer_id,
@@ -88,7 +92,17 @@ final as (
                 / b.usd_per_node_hour - 1) * 100)::decimal(18, 2)
         end as break_even_change_pct,
         p.rank_at_30pct, p.rank_at_60pct, p.rank_at_100pct,
-        p.cost_per_unit_usd_at_30pct, p.cost_per_unit_usd_at_60pct, p.cost_per_unit_usd_at_100pct
+        p.cost_per_unit_usd_at_30pct, p.cost_per_unit_usd_at_60pct, p.cost_per_unit_usd_at_100pct,
+        -- Monthly / dedicated offers: the same break-even as a price per node-month and GPU-month
+        -- (whole months billed at the stated monthly price); null for other billing.
+        b.usd_per_node_month,
+        case when (b.compared_with_total_cost_usd - b.other_cost_usd) > 0 and b.node_months_billed > 0 then
+            ((b.compared_with_total_cost_usd - b.other_cost_usd) / b.node_months_billed)::decimal(18, 2)
+        end as break_even_usd_per_node_month,
+        case when (b.compared_with_total_cost_usd - b.other_cost_usd) > 0 and b.node_months_billed > 0 then
+            ((b.compared_with_total_cost_usd - b.other_cost_usd) / b.node_months_billed
+                / b.gpus_per_node)::decimal(18, 2)
+        end as break_even_usd_per_gpu_month
     from break_even as b
     left join pivoted as p
         on p.workload_id = b.workload_id and p.source_name = b.source_name and p.provider = b.provider

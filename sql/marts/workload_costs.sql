@@ -6,6 +6,26 @@ with cost_lines as (
     select * from int_workload_cost_lines where utilisation_scenario = 'declared'
 ),
 
+named as (
+    -- A configuration id a user can copy from `rank` into `explain WORKLOAD CONFIG`:
+    -- provider/gpu_model/gpu_count/billing_model[/tier][/<term>h], plus /offer_id only where one
+    -- source lists two offers with the same key (e.g. two regions).
+    select
+        *,
+        concat_ws('/', provider, gpu_model, gpu_count::varchar, billing_model, tier,
+            round(commitment_term_hours)::bigint::varchar || 'h') as base_config_id
+    from cost_lines
+),
+
+configs as (
+    select
+        * exclude (base_config_id),
+        base_config_id || case when min(offer_id) over w != max(offer_id) over w then '/' || offer_id else '' end
+            as config_id
+    from named
+    window w as (partition by workload_id, throughput_source, base_config_id)
+),
+
 final as (
     select
         workload_id, offer_id, provider, gpu_model, gpu_count, billing_model,
@@ -24,8 +44,13 @@ final as (
         -- Added by the billing-aware cost model (docs/cost-model.md).
         gpus_per_node, node_count, throughput_source, estimate_basis,
         utilisation_applied as utilisation, busy_hours, billing_period, billing_periods, billed_seconds,
-        usd_per_node_month, cost_per_million_units_usd, is_interruptible, risk_notes
-    from cost_lines
+        usd_per_node_month, cost_per_million_units_usd, is_interruptible, risk_notes,
+        -- Added by benchmark matching (engine, shape, SLOs; docs/cost-model.md).
+        benchmark_node_count, benchmark_match_detail,
+        -- Cross-source de-duplication: the other sources that list the same offer (docs/cost-model.md).
+        also_seen_in,
+        config_id
+    from configs
 )
 
 select * from final

@@ -67,7 +67,9 @@ final as (
             billing_granularity, min_term_hours, storage_per_gb_month, egress_per_gb, licence_per_hour,
             setup_fee, support_per_month, valid_from, valid_until, region, notes, rocm_version, os,
             kernel, amdgpu_driver_version, vram_bytes_stated,
-            case when observed_at_stated then observed_at end)) as observation_hash
+            case when observed_at_stated then observed_at end,
+            quote_status, requested_on, cpu_model, cpu_cores, system_ram_bytes, nvme_bytes,
+            interconnect, network_gbps, virtualisation, software_tested)) as observation_hash
     from converted
 )
 

@@ -1,4 +1,5 @@
 """What every format adapter returns, and the rule machinery they share."""
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -124,3 +125,60 @@ def quarantine_rows(bad: pl.DataFrame, code_col: str, detail_col: str) -> pl.Dat
 def empty_quarantine() -> pl.DataFrame:
     """A quarantine frame with no rows and the right columns."""
     return pl.DataFrame(schema=QUARANTINE_COLUMNS)
+
+
+# Caps checked before a file is parsed (bad-input catalogue #41-43). sources.yaml may set
+# max_file_bytes and max_line_chars per source or under `settings:`.
+DEFAULT_MAX_FILE_BYTES = 1024 * 2**20  # 1 GiB: far above any real quote, catalog or result file
+DEFAULT_MAX_LINE_CHARS = 65_536  # a quote line is < 1 KB; Python's csv refuses fields over 131,072
+MAX_NESTING = 64  # quote, catalog and result documents nest < 10 deep; the parsers recurse per level
+QUARANTINE_DISTINCT_KEPT = 100  # per reason code and file: values stored in full before they are only counted
+JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def check_file_size(ctx: FileContext) -> None:
+    """Reject a file over the source's size cap before a byte of it is read."""
+    cap = ctx.defaults.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES
+    size = ctx.path.stat().st_size
+    if size > cap:
+        raise FileRejected("TOO_LARGE", f"{ctx.original_name} is {size:,} bytes; the source's max_file_bytes is "
+                                        f"{cap:,} (sources.yaml)")
+
+
+def max_line_chars(ctx: FileContext) -> int:
+    """The longest line this source's files may have."""
+    return ctx.defaults.get("max_line_chars") or DEFAULT_MAX_LINE_CHARS
+
+
+def check_json_nesting(text: str, original_name: str) -> None:
+    """Reject JSON nested deeper than MAX_NESTING before parsing (the parser recurses per level)."""
+    depth = deepest = 0
+    for char in re.findall(r"[\[\]{}]", JSON_STRING.sub("", text)):
+        depth += 1 if char in "[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_NESTING:
+                raise FileRejected("NESTING_TOO_DEEP", f"{original_name} nests more than {MAX_NESTING} levels deep")
+
+
+def bound_quarantine(quarantined: pl.DataFrame, kept: int = QUARANTINE_DISTINCT_KEPT) -> pl.DataFrame:
+    """Keep every quarantined row, but only the first `kept` distinct details per reason in full.
+
+    A file with a million distinct unknown GPU names still gets one quarantine row per input row
+    (rows in = accepted + quarantined holds), but later rows carry a short detail and no raw record:
+    their bytes stay in the landing store, findable by file and row number.
+    """
+    if quarantined.height == 0:
+        return quarantined
+    first_seen = pl.col("row_number").min().over("reason_code", "detail")
+    # Distinct details in order of first appearance, per reason.
+    order = first_seen.rank("dense").over("reason_code")
+    over = quarantined.with_columns(order.alias("__order"))
+    capped = pl.col("__order") > kept
+    return over.with_columns(
+        pl.when(capped).then(pl.format(
+            "{}: value not stored: more than {} distinct {} values in this file (the row is in the landed file at row {})",
+            pl.col("reason_code"), pl.lit(kept), pl.col("reason_code"), pl.col("row_number")))
+        .otherwise(pl.col("detail")).alias("detail"),
+        pl.when(capped).then(None).otherwise(pl.col("raw_record")).alias("raw_record"),
+    ).drop("__order")

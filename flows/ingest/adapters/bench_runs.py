@@ -15,7 +15,7 @@ from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rul
 from models.benchmarks import BenchmarkRequest, BenchmarkRun
 
 METADATA = ["provider", "gpu_model", "gpu_count", "model_id", "precision", "engine", "engine_version",
-            "rocm_version"]
+            "rocm_version", "node_count"]
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
 LATENCY_STATS = ("mean", "median", "std", "p90", "p95", "p99")
 LATENCY_COLUMNS = [f"{m}_{s}_ms" for m in LATENCY_METRICS for s in LATENCY_STATS]
@@ -101,7 +101,7 @@ def _norm(name: str, value) -> str | None:
     text = str(value).strip()
     if name == "gpu_model":
         return f.gpu_alias_table().get(" ".join(text.lower().split()), text.lower())
-    if name == "gpu_count":
+    if name in ("gpu_count", "node_count"):
         try:
             return str(int(float(text)))
         except ValueError:
@@ -143,11 +143,15 @@ def _rules() -> list[Rule]:
         f.required_rule("run_id", pl.col("run_id")),
         Rule("FIELD_MISSING", pl.col("gpu_name_raw").is_null(),
              pl.lit("gpu_model is not in the file, its --metadata or the sources.yaml defaults (never guessed)")),
-        Rule("GPU_ALIAS_UNKNOWN", pl.col("gpu_name_raw").is_not_null() & f.gpu_model(pl.col("gpu_name_raw")).is_null(),
-             pl.format("gpu_model '{}' is not in data/reference/gpu_aliases.csv", pl.col("gpu_name_raw"))),
+        # The same name rules as quotes: a bare family name ('H100') is GPU_VARIANT_UNKNOWN, never guessed.
+        *[rule for rule in f.gpu_rules(pl.col("gpu_name_raw")) if rule.reason_code != "FIELD_MISSING"],
         Rule("GPU_COUNT_INVALID", f.as_count(pl.col("gpu_count_raw")).is_null(),
              pl.format("gpu_count '{}' is not a positive whole number (file, --metadata or sources.yaml defaults)",
                        pl.col("gpu_count_raw").fill_null("(empty)"))),
+        Rule("NODE_COUNT_INVALID", pl.col("node_count").is_not_null() & f.as_count(pl.col("node_count")).is_null(),
+             pl.format("node_count '{}' is not a positive whole number", pl.col("node_count"))),
+        Rule("NODE_COUNT_INVALID", (f.as_count(pl.col("node_count")) > f.as_count(pl.col("gpu_count_raw"))).fill_null(False),
+             pl.format("node_count {} is more than the run's {} GPUs", pl.col("node_count"), pl.col("gpu_count_raw"))),
         Rule("METRIC_NONFINITE", nonfinite, named(lambda c: c.is_nan() | c.is_infinite(), " (not finite)")),
         Rule("METRIC_OUT_OF_RANGE", negative, named(lambda c: c < 0, " (negative)")),
         Rule("METRIC_OUT_OF_RANGE", zero_rate,
@@ -214,11 +218,12 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
                               "output_tokens_per_s")],
         pl.from_epoch((pl.col(STARTED) * 1e6).round().cast(pl.Int64), time_unit="us")
         .dt.replace_time_zone("UTC").alias("started_at"),
+        f.as_count(pl.col("node_count")).cast(pl.Int32).alias("node_count"),
         pl.all().exclude(
             "source_name", "source_file", "file_sha256", "row_number", "run_id", "provider", "gpu_name_raw",
             "gpu_count_raw", "model_id", "precision", "engine", "engine_version", "rocm_version",
             "workload_id", "unit", "completed", "failed", "duration_s", "output_tokens_per_s", "raw_record",
-            STARTED,
+            STARTED, "node_count",
         ),
     )
     return out.select(list(BenchmarkRun.to_schema().columns))

@@ -8,7 +8,8 @@ from decimal import Decimal
 
 import polars as pl
 
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, empty_quarantine, read_utf8
+from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, check_file_size, check_json_nesting,
+                                        empty_quarantine, read_utf8)
 from flows.ingest.adapters.fields import catalog_memory_gb, gpu_alias_table
 from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
 
@@ -29,13 +30,15 @@ def cell(value) -> str | None:
 
 
 def read_text(ctx: FileContext) -> str:
-    """The file's text; empty or non-UTF-8 files are rejected whole (base.read_utf8)."""
+    """The file's text; empty, non-UTF-8 or over-size files are rejected whole (base.read_utf8)."""
+    check_file_size(ctx)
     return read_utf8(ctx.path, ctx.original_name)
 
 
 def read_json(ctx: FileContext):
     """The file parsed as JSON; malformed JSON rejects the file, naming line and column."""
     text = read_text(ctx)
+    check_json_nesting(text, ctx.original_name)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -5,13 +5,16 @@ import json
 
 import polars as pl
 
-from flows.ingest.adapters.base import FileContext, FileRejected, read_utf8
+from flows.ingest.adapters.base import FileContext, FileRejected, check_file_size, max_line_chars, read_utf8
 
 ASCII_SPACE = " \t\r\n"
+# Stands in for a line over the cap so the csv reader never holds it; names the line and its length.
+TOO_LONG_MARKER = "__provider_eval_line_too_long__"
 
 
 def read_csv_text(ctx: FileContext, required: set[str], optional: set[str]) -> pl.DataFrame:
     """Columns become `raw_<name>` (stripped text, empty → null) plus a 1-based `row_number`."""
+    check_file_size(ctx)
     data = read_utf8(ctx.path, ctx.original_name).encode("utf-8")
     try:
         # infer_schema=False: every cell stays text, so a late '1.5' in an int column is a row
@@ -57,7 +60,9 @@ def read_csv_rows(ctx: FileContext, required: set[str], optional: set[str]) -> p
     are not rows. Cells are stripped of ASCII whitespace only: a no-break space or zero-width
     character stays in the cell so a look-alike name can never match a real one.
     """
-    text = read_utf8(ctx.path, ctx.original_name)
+    check_file_size(ctx)
+    text = _cap_lines(read_utf8(ctx.path, ctx.original_name), max_line_chars(ctx))
+    # An over-long line becomes a quoted marker record, so such a file never takes the polars path.
     plain = _plain_rows(text.removeprefix("\ufeff"), required, optional)
     if plain is not None:
         return plain
@@ -69,26 +74,61 @@ def read_csv_rows(ctx: FileContext, required: set[str], optional: set[str]) -> p
         raise FileRejected("CSV_MALFORMED", f"line {reader.line_num}: {exc}") from None
     if not records:
         raise FileRejected("EMPTY", f"{ctx.original_name} has no header")
+    if records[0][0].startswith(TOO_LONG_MARKER):
+        raise FileRejected("LINE_TOO_LONG", f"the header line is {records[0][0].split(':')[2]} characters "
+                                            f"(max_line_chars {max_line_chars(ctx):,})")
     header = [c.strip(ASCII_SPACE) for c in records[0]]
     _check_header(header, required, optional)
     width = len(header)
     body = records[1:]
+    too_long = [_too_long_detail(r, max_line_chars(ctx)) for r in body]
+    # An over-long line's record is only its marker: no cells, the head of the line kept aside.
+    heads = [r[0].split(":", 3)[3] if long else None for r, long in zip(body, too_long)]
+    body = [[] if long else r for r, long in zip(body, too_long)]
     columns = {
         f"raw_{name}": [(r[i].strip(ASCII_SPACE) or None) if i < len(r) else None for r in body]
         for i, name in enumerate(header)
     }
     shape = [
-        None if len(r) == width else f"{len(r)} field(s) where the header has {width}"
-        for r in body
+        None if len(r) == width or long else f"{len(r)} field(s) where the header has {width}"
+        for r, long in zip(body, too_long)
     ]
     # Fields beyond the header's width are kept (as JSON) in the raw record, never dropped.
     columns["raw__extra_fields"] = [json.dumps(r[width:]) if len(r) > width else None for r in body]
-    frame = pl.DataFrame({**columns, "row_shape_problem": shape},
-                         schema={**{c: pl.String for c in columns}, "row_shape_problem": pl.String})
+    columns["raw__line_head"] = heads
+    frame = pl.DataFrame({**columns, "row_shape_problem": shape, "row_too_long": too_long},
+                         schema={**{c: pl.String for c in columns}, "row_shape_problem": pl.String,
+                                 "row_too_long": pl.String})
     absent = [pl.lit(None, pl.String).alias(f"raw_{c}") for c in sorted(optional - set(header))]
     return frame.with_columns(absent).with_row_index("row_number", offset=1).with_columns(
         pl.col("row_number").cast(pl.Int64)
     )
+
+
+def _cap_lines(text: str, cap: int) -> str:
+    """Replace each physical line over `cap` characters by a one-field marker record (#41).
+
+    The record keeps the line number, its length and its first 200 characters, so the row is
+    quarantined as LINE_TOO_LONG with a readable excerpt and the rest of the file still loads.
+    """
+    lines = text.split("\n")
+    if max(map(len, lines)) <= cap:
+        return text
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if len(line) > cap:
+            head = line[:200].replace('"', "'").replace("\r", " ")
+            line = '"' + f"{TOO_LONG_MARKER}:{number}:{len(line)}:{head}" + '"'
+        out.append(line)
+    return "\n".join(out)
+
+
+def _too_long_detail(record: list[str], cap: int) -> str | None:
+    """The LINE_TOO_LONG message for a marker record, else None."""
+    if len(record) != 1 or not record[0].startswith(TOO_LONG_MARKER):
+        return None
+    _, number, length, _ = record[0].split(":", 3)
+    return f"line {number} is {int(length):,} characters, over max_line_chars {cap:,}; its first 200 are in raw_record"
 
 
 def _plain_rows(text: str, required: set[str], optional: set[str]) -> pl.DataFrame | None:
@@ -114,8 +154,8 @@ def _plain_rows(text: str, required: set[str], optional: set[str]) -> pl.DataFra
         pl.col(f"field_{i}").str.strip_chars(ASCII_SPACE).replace("", None).alias(f"raw_{name}")
         for i, name in enumerate(header)
     ]
-    frame = fields.select(
-        *cells, pl.lit(None, pl.String).alias("raw__extra_fields"), pl.lit(None, pl.String).alias("row_shape_problem"))
+    frame = fields.select(*cells, *[pl.lit(None, pl.String).alias(c) for c in (
+        "raw__extra_fields", "raw__line_head", "row_shape_problem", "row_too_long")])
     absent = [pl.lit(None, pl.String).alias(f"raw_{c}") for c in sorted(optional - set(header))]
     return frame.with_columns(absent).with_row_index("row_number", offset=1).with_columns(
         pl.col("row_number").cast(pl.Int64)

@@ -121,11 +121,22 @@ def gpu_model(expr: pl.Expr) -> pl.Expr:
     return pl.when(expr.str.contains(r"[^\x20-\x7e]")).then(None).otherwise(mapped)
 
 
+@lru_cache(maxsize=1)
+def gpu_ambiguous_names() -> dict[str, str]:
+    """Normalised family name → the variants it could mean, from data/reference/gpu_ambiguous_names.csv."""
+    with open(REFERENCE_DIR / "gpu_ambiguous_names.csv", newline="", encoding="utf-8") as fh:
+        return {" ".join(row["name"].lower().split()): row["variants"] for row in csv.DictReader(fh)}
+
+
 def gpu_rules(expr: pl.Expr) -> list[Rule]:
-    """GPU names must be present and in the alias table."""
+    """GPU names must be present and in the alias table; a bare family name is not a variant."""
+    variants = normalized_gpu_key(expr).replace_strict(gpu_ambiguous_names(), default=None, return_dtype=pl.String)
     return [
         Rule("FIELD_MISSING", expr.is_null(), pl.lit("gpu_model is empty")),
-        Rule("GPU_ALIAS_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null(),
+        # 'H100' could be SXM, PCIe or NVL (different memory, bandwidth, price): never guessed.
+        Rule("GPU_VARIANT_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null() & variants.is_not_null(),
+             pl.format("gpu_model '{}' names several variants ({}): state which one", expr, variants)),
+        Rule("GPU_ALIAS_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null() & variants.is_null(),
              pl.format("gpu_model '{}' is not in data/reference/gpu_aliases.csv", expr)),
     ]
 

@@ -1,7 +1,7 @@
 """Read a JSON document (or one JSON line) strictly: whole-file problems get a reason code."""
 import json
 
-from flows.ingest.adapters.base import FileContext, FileRejected, read_utf8
+from flows.ingest.adapters.base import FileContext, FileRejected, check_file_size, check_json_nesting, read_utf8
 
 
 class DuplicateKey(ValueError):
@@ -28,13 +28,15 @@ def _ends_early(exc: json.JSONDecodeError, text: str) -> bool:
 
 
 def read_text(ctx: FileContext) -> str:
-    """The file's text; empty or non-UTF-8 files are rejected whole (base.read_utf8)."""
+    """The file's text; empty, non-UTF-8 or over-size files are rejected whole (base.read_utf8)."""
+    check_file_size(ctx)
     return read_utf8(ctx.path, ctx.original_name)
 
 
 def read_document(ctx: FileContext):
     """Parse the whole file as one JSON value; a cut-off document is TRUNCATED, not malformed."""
     text = read_text(ctx)
+    check_json_nesting(text, ctx.original_name)
     try:
         return loads(text)
     except DuplicateKey as exc:

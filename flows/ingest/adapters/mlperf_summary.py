@@ -106,6 +106,8 @@ def parse(ctx: FileContext) -> ParseResult:
     per_node = system.get("accelerators_per_node")
     file_meta = {"gpu_model": system.get("accelerator_model_name"),
                  "gpu_count": per_node * nodes if isinstance(per_node, int) and isinstance(nodes, int) else None,
+                 # Only a count the system JSON states: a missing one is unknown, not 1.
+                 "node_count": system.get("number_of_nodes"),
                  **software(system.get("framework"))}
     extra = {k: v for k, v in {
         "system": system_name, "benchmark": benchmark, "mode": fields.get("Mode"),

@@ -2,7 +2,8 @@
 import polars as pl
 
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules
+from flows.ingest.adapters.base import (FileContext, ParseResult, Rule, apply_rules, bound_quarantine,
+                                        empty_quarantine, quarantine_rows)
 from flows.ingest.adapters.csv_text import read_csv_rows
 
 REQUIRED = {"offer_id", "gpu_model", "gpus_per_node", "price", "price_unit", "price_scope", "billing_model"}
@@ -14,6 +15,11 @@ OPTIONAL = {
     "rocm_version", "os", "kernel", "amdgpu_driver_version",
     # Stated memory (checked against the catalog), community/secure tier, commitment term.
     "vram_gb", "vram_scope", "tier", "commitment_term_hours",
+    # A request for quotation (quote_status: requested) carries no price, only when it was asked.
+    "quote_status", "requested_on",
+    # The server around the GPUs as the quote states it (seed 000's procurement checklist).
+    "cpu_model", "cpu_cores", "system_ram_gb", "nvme_gb", "interconnect", "network_gbps",
+    "virtualisation", "software_tested",
 }
 TIME_UNITS = {
     "second": "second", "sec": "second", "s": "second",
@@ -25,6 +31,15 @@ SCOPES = {"per_gpu": "per_gpu", "gpu": "per_gpu", "per_node": "per_node", "node"
           "per_instance": "per_node", "instance": "per_node", "server": "per_node"}
 BILLING_MODELS = {m: m for m in ("on_demand", "spot", "monthly", "dedicated", "reserved")}
 TIERS = {"community": "community", "secure": "secure"}
+# quoted: a price the vendor gave; requested: a quote asked for and not answered yet (no price).
+QUOTE_STATUSES = {"quoted": "quoted", "requested": "requested", "rfq": "requested", "pending": "requested"}
+# How the GPUs reach the tenant: the whole server, whole GPUs passed through to a VM, or a share of
+# a GPU (SR-IOV VF, compute partition, time-slicing), whose memory is not dedicated.
+VIRTUALISATION = {"bare_metal": "bare_metal", "bare-metal": "bare_metal", "passthrough": "passthrough",
+                  "partitioned": "partitioned"}
+# The server facts a quote may state, in decimal units; stored in bytes (GB × 10^9) or as given (Gbps).
+SPEC_NUMBERS = ["system_ram_gb", "nvme_gb", "network_gbps"]
+MAX_SPEC_GB = 1e9
 COST_LINES = ["storage_per_gb_month", "egress_per_gb", "licence_per_hour",
               "setup_fee", "support_per_month"]
 # One offer × billing option: the same hardware may be quoted per tier and per commitment term.
@@ -85,6 +100,52 @@ def _time_rules(ctx: FileContext) -> list[Rule]:
     return rules
 
 
+def _is_requested() -> pl.Expr:
+    """The row is a request for quotation: no price yet, so the price rules do not apply."""
+    return f.enum_value(f.raw("quote_status").fill_null("quoted"), QUOTE_STATUSES) == "requested"
+
+
+def _only_when_priced(rules: list[Rule]) -> list[Rule]:
+    """Price rules hold for quoted rows; a requested row has no price, unit or scope to check."""
+    return [Rule(r.reason_code, r.failed & ~_is_requested(), r.detail) for r in rules]
+
+
+def _request_rules() -> list[Rule]:
+    """A requested row states when it was asked and carries no price; a quoted row needs one."""
+    requested = _is_requested()
+    return [
+        Rule("QUOTE_STATUS_UNKNOWN", f.raw("quote_status").is_not_null()
+             & f.enum_value(f.raw("quote_status"), QUOTE_STATUSES).is_null(),
+             pl.format("quote_status '{}' is not quoted or requested", f.raw("quote_status"))),
+        Rule("QUOTE_STATUS_CONFLICT", requested & f.raw("price").is_not_null(),
+             pl.format("quote_status is requested but a price ('{}') is given: a quote with a price is quoted",
+                       f.raw("price"))),
+        Rule("FIELD_MISSING", requested & f.raw("requested_on").is_null(),
+             pl.lit("requested_on is empty (a requested quote says when it was asked for)")),
+        Rule("DATE_INVALID", f.raw("requested_on").is_not_null() & f.as_date(f.raw("requested_on")).is_null(),
+             pl.format("requested_on '{}' is not a YYYY-MM-DD date", f.raw("requested_on"))),
+        Rule("DATE_IMPLAUSIBLE", f.as_date(f.raw("requested_on")) < pl.lit(EARLIEST_QUOTE_DATE).str.to_date(),
+             pl.format("requested_on {} is before {}", f.raw("requested_on"), pl.lit(EARLIEST_QUOTE_DATE))),
+    ]
+
+
+def _spec_rules() -> list[Rule]:
+    """Server facts, when stated, are numbers or known values; nothing is guessed from free text."""
+    rules = [
+        Rule("SPEC_INVALID", f.raw("cpu_cores").is_not_null() & f.as_count(f.raw("cpu_cores")).is_null(),
+             pl.format("cpu_cores '{}' is not a positive whole number", f.raw("cpu_cores"))),
+        Rule("SPEC_INVALID", f.raw("virtualisation").is_not_null()
+             & f.enum_value(f.raw("virtualisation"), VIRTUALISATION).is_null(),
+             pl.format("virtualisation '{}' is not bare_metal, passthrough or partitioned", f.raw("virtualisation"))),
+    ]
+    for name in SPEC_NUMBERS:
+        rules += f.money_rules(name, f.raw(name), "SPEC", allow_zero=False)
+    # Stored in bytes as a 64-bit integer: a billion GB (an exabyte) is already no server.
+    rules += [Rule("SPEC_OUT_OF_RANGE", f.as_float(f.raw(c)).is_finite() & (f.as_float(f.raw(c)) >= MAX_SPEC_GB),
+                   pl.format("{} {} GB is implausibly large", pl.lit(c), f.raw(c))) for c in ("system_ram_gb", "nvme_gb")]
+    return rules
+
+
 def _rules(ctx: FileContext) -> list[Rule]:
     defaults = ctx.defaults
     provider = f.with_default("provider", defaults)
@@ -100,15 +161,26 @@ def _rules(ctx: FileContext) -> list[Rule]:
         *f.gpu_rules(f.raw("gpu_model")),
         Rule("GPU_COUNT_INVALID", f.as_count(f.raw("gpus_per_node")).is_null(),
              pl.format("gpus_per_node '{}' is not a positive whole number", f.raw("gpus_per_node").fill_null("(empty)"))),
-        f.required_rule("price", f.raw("price")),
-        *f.money_rules("price", f.raw("price"), "PRICE", allow_zero=False),
-        Rule("CURRENCY_UNKNOWN", f.currency(cur).is_null(),
-             pl.format("currency '{}' has no FX rate in data/reference/fx_rates.csv", cur.fill_null("(empty)"))),
-        Rule("UNIT_MISSING", f.raw("price_unit").is_null(), pl.lit("price_unit is empty (never assumed hourly)")),
+        *_request_rules(),
+        *_only_when_priced([
+            f.required_rule("price", f.raw("price")),
+            *f.money_rules("price", f.raw("price"), "PRICE", allow_zero=False),
+            Rule("CURRENCY_UNKNOWN", f.currency(cur).is_null(),
+                 pl.format("currency '{}' has no FX rate in data/reference/fx_rates.csv", cur.fill_null("(empty)"))),
+            Rule("UNIT_MISSING", f.raw("price_unit").is_null(), pl.lit("price_unit is empty (never assumed hourly)")),
+        ]),
+        # A requested quote may already name the currency, unit or scope it asks for: checked when given.
+        Rule("CURRENCY_UNKNOWN", _is_requested() & cur.is_not_null() & f.currency(cur).is_null(),
+             pl.format("currency '{}' has no FX rate in data/reference/fx_rates.csv", cur)),
         Rule("UNIT_UNKNOWN", f.raw("price_unit").is_not_null() & f.enum_value(f.raw("price_unit"), TIME_UNITS).is_null(),
              pl.format("price_unit '{}' is not second/minute/hour/month", f.raw("price_unit"))),
-        Rule("SCOPE_UNKNOWN", f.enum_value(f.raw("price_scope"), SCOPES).is_null(),
-             pl.format("price_scope '{}' is not per_gpu or per_node", f.raw("price_scope").fill_null("(empty)"))),
+        *_only_when_priced([
+            Rule("SCOPE_UNKNOWN", f.enum_value(f.raw("price_scope"), SCOPES).is_null(),
+                 pl.format("price_scope '{}' is not per_gpu or per_node", f.raw("price_scope").fill_null("(empty)"))),
+        ]),
+        Rule("SCOPE_UNKNOWN", _is_requested() & f.raw("price_scope").is_not_null()
+             & f.enum_value(f.raw("price_scope"), SCOPES).is_null(),
+             pl.format("price_scope '{}' is not per_gpu or per_node", f.raw("price_scope"))),
         Rule("UNIT_IMPLAUSIBLE", (band < PLAUSIBLE_PER_GPU_HOUR[0]) | (band > PLAUSIBLE_PER_GPU_HOUR[1]),
              pl.format("price {} per {} ({}) is {} per GPU-hour, outside the plausible {}-{}: check price_unit and price_scope",
                        f.raw("price"), f.raw("price_unit"), f.raw("price_scope"), band.round(4),
@@ -130,6 +202,7 @@ def _rules(ctx: FileContext) -> list[Rule]:
              pl.format("vram_gb {} ({}) is {} GB per GPU, but the catalog's {} has {} GB",
                        f.raw("vram_gb"), f.raw("vram_scope").fill_null("per_gpu"), stated_vram.round(1),
                        f.gpu_model(f.raw("gpu_model")), catalog_vram)),
+        *_spec_rules(),
         *_time_rules(ctx),
         *f.default_conflict_rules(["provider", "currency", "region"], defaults),
     ]
@@ -174,6 +247,20 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         # Without a stated time the file's arrival time stands in; recorded so history can tell.
         f.raw("observed_at").is_not_null().alias("observed_at_stated"),
         pl.lit(max_age, pl.Int32).alias("max_quote_age_days"),
+        f.enum_value(f.raw("quote_status").fill_null("quoted"), QUOTE_STATUSES).alias("quote_status"),
+        f.as_date(f.raw("requested_on")).alias("requested_on"),
+        f.raw("cpu_model").alias("cpu_model"),
+        f.as_count(f.raw("cpu_cores")).cast(pl.Int32).alias("cpu_cores"),
+        # Decimal GB (10^9 bytes), as vendors write them; stored in bytes.
+        *[(f.as_float(f.raw(c)) * 1e9).round(0).cast(pl.Int64).alias(c.replace("_gb", "_bytes"))
+          for c in ("system_ram_gb", "nvme_gb")],
+        f.raw("interconnect").alias("interconnect"),
+        f.as_money(f.raw("network_gbps")).alias("network_gbps"),
+        f.enum_value(f.raw("virtualisation"), VIRTUALISATION).alias("virtualisation"),
+        f.raw("software_tested").alias("software_tested"),
+        # Whether the quote states storage and egress (the seed's "total cost" needs both, even if 0).
+        (f.raw("storage_per_gb_month").is_not_null() & f.raw("egress_per_gb").is_not_null())
+        .alias("cost_lines_stated"),
     )
 
 
@@ -201,9 +288,18 @@ def _duplicates(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def parse_raw_quotes(raw: pl.DataFrame, ctx: FileContext) -> ParseResult:
     """Rules, canonical columns and duplicate detection on raw quote cells (shared by quote-yaml)."""
+    too_long = empty_quarantine()
+    if "row_too_long" in raw.columns:  # only the CSV reader meets over-long lines: they have no cells to check
+        long_rows = raw.filter(pl.col("row_too_long").is_not_null())
+        too_long = quarantine_rows(long_rows.with_columns(pl.lit("LINE_TOO_LONG").alias("__code"),
+                                                          ("LINE_TOO_LONG: " + pl.col("row_too_long")).alias("__detail")),
+                                   "__code", "__detail")
+        raw = raw.filter(pl.col("row_too_long").is_null()).drop("row_too_long")
     good_raw, bad = apply_rules(raw, _rules(ctx))
     canonical, dups = _duplicates(_canonical(good_raw, ctx))
-    return ParseResult(accepted=canonical, quarantined=pl.concat([bad, dups]), rows_in=raw.height)
+    # A flood of distinct bad values (a million unknown GPU names) keeps one small row each (#43).
+    return ParseResult(accepted=canonical, quarantined=bound_quarantine(pl.concat([too_long, bad, dups])),
+                       rows_in=raw.height + too_long.height)
 
 
 def parse(ctx: FileContext) -> ParseResult:

@@ -6,8 +6,10 @@ import datetime as dt
 from decimal import Decimal
 
 import polars as pl
+import yaml
 
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, read_utf8
+from flows.ingest.adapters.base import (MAX_NESTING, FileContext, FileRejected, ParseResult, check_file_size,
+                                        max_line_chars, read_utf8)
 from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
@@ -18,7 +20,9 @@ COLUMNS = REQUIRED | OPTIONAL
 OPTION_ONLY = {"billing_model", "price", "price_unit", "price_scope", "billing_granularity",
                "min_term_hours", "commitment_term_hours", "tier"}
 SHARED = {"storage_per_gb_month", "egress_per_gb", "licence_per_hour", "setup_fee",
-          "support_per_month", "valid_from", "valid_until", "notes", "currency"}
+          "support_per_month", "valid_from", "valid_until", "notes", "currency",
+          # A quote may be requested as a whole, or one option asked for beside priced ones.
+          "quote_status", "requested_on"}
 QUOTE_KEYS = (COLUMNS - OPTION_ONLY) | {"billing"}
 OPTION_KEYS = OPTION_ONLY | SHARED
 
@@ -79,9 +83,39 @@ def _rows(doc) -> list[dict]:
     return rows
 
 
+_OPENS = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
+          yaml.FlowSequenceStartToken)
+_CLOSES = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _check_shape_before_parsing(text: str, ctx: FileContext) -> None:
+    """Caps a YAML parser needs before it builds anything (#41, #42): line length, depth, aliases.
+
+    The scanner is iterative, the composer recursive: 10,000 nested brackets would exhaust it,
+    and an alias repeated inside aliases ("billion laughs") expands a few lines into millions of rows.
+    """
+    cap = max_line_chars(ctx)
+    for number, line in enumerate(text.split("\n"), start=1):
+        if len(line) > cap:
+            raise FileRejected("LINE_TOO_LONG", f"line {number} is {len(line):,} characters, over max_line_chars {cap:,}")
+    depth = 0
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, (yaml.AliasToken, yaml.AnchorToken)):
+                raise FileRejected("YAML_ALIAS", f"line {token.start_mark.line + 1}: anchors and aliases (&name, "
+                                                 "*name) are not allowed in quotes: write each value out")
+            depth += isinstance(token, _OPENS) - isinstance(token, _CLOSES)
+            if depth > MAX_NESTING:
+                raise FileRejected("NESTING_TOO_DEEP", f"line {token.start_mark.line + 1}: nested more than "
+                                                       f"{MAX_NESTING} levels deep")
+    except yaml.YAMLError:
+        return  # a syntax error: the parser below names it (YAML_MALFORMED)
+
+
 def parse(ctx: FileContext) -> ParseResult:
     """Read one quote-yaml file into canonical quote observations plus quarantined rows."""
-    read_utf8(ctx.path, ctx.original_name)
+    check_file_size(ctx)
+    _check_shape_before_parsing(read_utf8(ctx.path, ctx.original_name), ctx)
     try:
         doc = load_yaml_with_lines(ctx.path)
     except ConfigError as exc:
