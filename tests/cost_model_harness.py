@@ -28,6 +28,7 @@ INPUTS = {
         "support_usd_per_month": "decimal(18, 6)", "observed_at": "timestamptz", "is_stale": "boolean",
         "stale_reason": "varchar", "scope_reason": "varchar", "source_name": "varchar", "rocm_version": "varchar",
         "os": "varchar", "kernel": "varchar", "amdgpu_driver_version": "varchar", "fx_rate_date": "date",
+        "warnings": "varchar[]", "scope_detail": "varchar",
     },
     "int_workload_throughput": {
         "workload_id": "varchar", "run_provider": "varchar", "gpu_model": "varchar", "gpu_count": "integer",
