@@ -191,3 +191,16 @@ def test_repeated_bad_values_are_kept_in_full(tmp_path):
                     encoding="utf-8")
     _, _, quarantined = stage(path, tmp_path)
     assert quarantined.height == 500 and quarantined["raw_record"].null_count() == 0
+
+
+def test_every_format_bounds_a_flood_the_same_way(tmp_path):
+    """#43 beyond quotes: a benchmark run-csv with 300 distinct unknown GPU names is bounded at staging too."""
+    n = 300
+    path = tmp_path / "runs_flood.csv"
+    path.write_text("run_id,provider,gpu_model,gpu_count,workload_id,unit,completed,duration_s\n" + "".join(
+        f"r{i},acme,GPU-{i:04d},1,w,jobs,1,3600\n" for i in range(n)), encoding="utf-8")
+    out, _, quarantined = stage(path, tmp_path, fmt="run-csv")
+    assert (out.rows_in, out.rows_accepted, out.rows_quarantined) == (n, 0, n)
+    assert quarantined.filter(pl.col("raw_record").is_not_null()).height == QUARANTINE_DISTINCT_KEPT
+    assert quarantined.filter(pl.col("row_number") == n)["detail"][0].startswith(
+        "GPU_ALIAS_UNKNOWN: value not stored: more than 100 distinct GPU_ALIAS_UNKNOWN values")

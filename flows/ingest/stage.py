@@ -5,7 +5,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest.adapters import ADAPTERS
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, empty_quarantine
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, bound_quarantine, empty_quarantine
 from flows.ingest.land import LandedFile
 from flows.ingest.validate import validate_details, validate_frames
 from models import CONTRACTS
@@ -93,7 +93,8 @@ def _write(p: _Parsed, accepted: pl.DataFrame, contract_rejects: pl.DataFrame, s
     quarantined = pl.concat([parsed.quarantined, contract_rejects]) if contract_rejects.height else parsed.quarantined
     if quarantined.height == 0:
         quarantined = empty_quarantine()
-    quarantined = quarantined.with_columns(
+    # Every adapter's rejects, one rule: a flood of distinct bad values keeps its rows, not their bytes.
+    quarantined = bound_quarantine(quarantined).with_columns(
         pl.lit(landed.source_name).alias("source_name"),
         pl.lit(ctx.original_name).alias("source_file"),
         pl.lit(landed.file_sha256).alias("file_sha256"),

@@ -2,7 +2,7 @@
 import polars as pl
 
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import (FileContext, ParseResult, Rule, apply_rules, bound_quarantine,
+from flows.ingest.adapters.base import (FileContext, ParseResult, Rule, apply_rules,
                                         empty_quarantine, quarantine_rows)
 from flows.ingest.adapters.csv_text import read_csv_rows
 
@@ -298,7 +298,7 @@ def parse_raw_quotes(raw: pl.DataFrame, ctx: FileContext) -> ParseResult:
     good_raw, bad = apply_rules(raw, _rules(ctx))
     canonical, dups = _duplicates(_canonical(good_raw, ctx))
     # A flood of distinct bad values (a million unknown GPU names) keeps one small row each (#43).
-    return ParseResult(accepted=canonical, quarantined=bound_quarantine(pl.concat([too_long, bad, dups])),
+    return ParseResult(accepted=canonical, quarantined=pl.concat([too_long, bad, dups]),
                        rows_in=raw.height + too_long.height)
 
 
