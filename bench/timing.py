@@ -12,16 +12,46 @@ from provider_eval import sql_models, warehouse
 PAGE_BYTES = 4096
 
 
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+
+def _children() -> list[int]:
+    """Live child processes (staging workers, Prefect's local API server): they count as the pipeline's."""
+    pids = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as fh:
+                pids += [int(p) for p in fh.read().split()]
+        except OSError:
+            pass
+    return pids
+
+
 def rss_bytes() -> int:
-    """This process's resident set size now."""
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * PAGE_BYTES
+    """Resident set size now of this process plus its live children."""
+    total = 0
+    for pid in ["self", *_children()]:
+        try:
+            with open(f"/proc/{pid}/statm") as fh:
+                total += int(fh.read().split()[1]) * PAGE_BYTES
+        except OSError:  # a child that just exited
+            pass
+    return total
 
 
 def cpu_seconds() -> float:
-    """User + system CPU seconds of this process so far (every thread, DuckDB's included)."""
+    """User + system CPU seconds so far of this process (every thread, DuckDB's included) and its
+    children: live ones from /proc, exited ones from the kernel's children totals."""
     t = os.times()
-    return t.user + t.system
+    total = t.user + t.system + t.children_user + t.children_system
+    for pid in _children():
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / TICKS_PER_S  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
 
 
 class StageClock:

@@ -14,8 +14,9 @@ from flows.ingest.adapters import ADAPTERS
 from flows.ingest.fetch_sources import Fetched, fetch_url_sources
 from flows.ingest.land import LandedFile, land_file, read_index, read_index_by_key
 from flows.ingest.sources import Source, load_sources
-from flows.ingest import stage_cache
-from flows.ingest.stage import FileOutcome, stage_files
+from flows.ingest import stage_cache, stage_pool
+from flows.ingest.stage import FileOutcome
+from flows.ingest.stage_pool import stage_files
 from flows.ingest.workloads import load_workloads
 from flows.task_runners import make_task_runner
 from flows.load import load_reference, load_staged
@@ -191,12 +192,14 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             todo = [i for i in range(len(unique)) if i not in cached]
             log.info("%d file(s) to stage, %d already staged", len(todo), len(cached))
             groups = batches([unique[i] for i in todo], os.cpu_count() or 1)
-            futures = [stage_batch.submit(group, str(build_dir / "staged")) for group in groups]
-            progress.stage("parse + validate", len(cached), len(unique))
-            fresh = []
-            for future in futures:
-                fresh += future.result()
-                progress.stage("parse + validate", len(cached) + len(fresh), len(unique))
+            todo_bytes = sum(Path(unique[i][0].landed_path).stat().st_size for i in todo)
+            with stage_pool.processes(stage_pool.wanted(todo_bytes)):
+                futures = [stage_batch.submit(group, str(build_dir / "staged")) for group in groups]
+                progress.stage("parse + validate", len(cached), len(unique))
+                fresh = []
+                for future in futures:
+                    fresh += future.result()
+                    progress.stage("parse + validate", len(cached) + len(fresh), len(unique))
             for i, outcome in zip(todo, fresh):
                 cached[i] = stage_cache.store(cache_dir, keys[i], outcome)
             staged = [cached[i] for i in range(len(unique))]

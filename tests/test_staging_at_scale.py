@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 import flows.ingest.stage as stage_module
-from flows.ingest import stage_cache
+from flows.ingest import stage_cache, stage_pool
 from flows.ingest.land import LandedFile
 from flows.ingest.stage import stage_file
 from flows.ingest.validate import validate_frame, validate_frames
@@ -98,3 +98,40 @@ def test_changed_staging_code_or_reference_data_restages_everything(cached_wareh
     entries = {p.name for p in (warehouse.parent / "staged-cache" / warehouse.name).iterdir()}
     assert entries and not entries & old_entries  # re-staged, and the stale entries pruned
     assert query(warehouse, SNAPSHOT) == before
+
+
+DIGEST_SQL = "\nunion all ".join(
+    f"select '{table}', count(*), md5(coalesce(string_agg({row}, ',' order by {row}), '')) from {table}"
+    for table, row in [
+        ("offers", "concat_ws('|', offer_id, billing_model, usd_per_gpu_hour, currency, price_scope, source_name)"),
+        ("quarantine", "concat_ws('|', file_sha256, row_number, reason_code, detail, raw_record)"),
+        ("benchmark_runs", "concat_ws('|', run_id, gpu_model, gpu_count, units_per_hour)"),
+        ("benchmark_requests", "concat_ws('|', run_id, request_index, ttft_ms, latency_ms)"),
+        ("rankings", "concat_ws('|', workload_id, rank, offer_id, total_cost_usd)"),
+        ("ingest_manifest", "concat_ws('|', file_sha256, status, rows_in, rows_accepted, rows_quarantined)"),
+    ])
+
+
+def test_staging_in_worker_processes_gives_the_same_tables(tmp_path, monkeypatch, sample_warehouse):
+    """The process pool big refreshes use stages exactly what threads stage (bundled samples, forced on)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    submitted = []
+    real_submit = ProcessPoolExecutor.submit
+    monkeypatch.setattr(ProcessPoolExecutor, "submit",
+                        lambda self, fn, *a, **k: submitted.append(fn.__name__) or real_submit(self, fn, *a, **k))
+    monkeypatch.setenv(stage_pool.ENV, "1")
+    warehouse = tmp_path / "wh" / "provider_eval.duckdb"
+    assert run_refresh(warehouse).is_completed()
+    assert submitted and set(submitted) == {"stage_files"}
+    assert query(warehouse, DIGEST_SQL) == query(sample_warehouse, DIGEST_SQL)
+
+
+def test_worker_processes_only_for_big_refreshes(monkeypatch):
+    monkeypatch.delenv(stage_pool.ENV, raising=False)
+    monkeypatch.setattr(stage_pool.os, "cpu_count", lambda: 2)
+    assert not stage_pool.wanted(10 * 2**20) and stage_pool.wanted(stage_pool.AUTO_MIN_BYTES)
+    monkeypatch.setenv(stage_pool.ENV, "0")
+    assert not stage_pool.wanted(10 * 2**30)
+    monkeypatch.setenv(stage_pool.ENV, "1")
+    assert stage_pool.wanted(0)
