@@ -162,19 +162,27 @@ with_measured as (
     ) = 1
 ),
 
+near_miss_keys as (
+    -- What a near miss depends on: the workload, GPU model, GPU and node count, and the provider.
+    -- Aggregating per key, not per configuration, keeps the string aggregation small (at 5,000
+    -- offers × 200 workloads, per-configuration aggregation ran out of the build's memory limit).
+    select distinct workload_id, gpu_model, gpu_count, node_count, provider
+    from with_measured
+    where units_per_hour is null
+),
+
 near_misses as (
     -- Runs of this configuration's GPU model, count and node count that came close: why they did
     -- not count. Only an SLO miss on runs that match otherwise makes a configuration SLO_NOT_MET.
     select
-        c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model, c.tier, c.commitment_term_hours,
+        k.workload_id, k.gpu_model, k.gpu_count, k.node_count, k.provider,
         len(flatten(list(t.slo_failed_run_ids))) > 0 as has_slo_failures,
         string_agg(t.mismatch_detail, ' | ' order by t.mismatch_detail) as benchmark_match_detail
-    from with_measured as c
+    from near_miss_keys as k
     join throughputs as t
-        on t.workload_id = c.workload_id and t.gpu_model = c.gpu_model and t.gpu_count = c.gpu_count
-        and (t.node_count is null or t.node_count = c.node_count)
-        and (t.run_provider is null or t.run_provider = c.provider)
-    where c.units_per_hour is null
+        on t.workload_id = k.workload_id and t.gpu_model = k.gpu_model and t.gpu_count = k.gpu_count
+        and (t.node_count is null or t.node_count = k.node_count)
+        and (t.run_provider is null or t.run_provider = k.provider)
     group by all
 ),
 
@@ -185,10 +193,9 @@ with_near_misses as (
         n.benchmark_match_detail
     from with_measured as c
     left join near_misses as n
-        on n.workload_id = c.workload_id and n.source_name = c.source_name and n.provider = c.provider
-        and n.offer_id = c.offer_id and n.billing_model = c.billing_model
-        and n.tier is not distinct from c.tier
-        and n.commitment_term_hours is not distinct from c.commitment_term_hours
+        on c.units_per_hour is null
+        and n.workload_id = c.workload_id and n.gpu_model = c.gpu_model and n.gpu_count = c.gpu_count
+        and n.node_count = c.node_count and n.provider = c.provider
 ),
 
 estimate_bases as (
