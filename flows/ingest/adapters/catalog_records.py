@@ -8,9 +8,10 @@ from decimal import Decimal
 
 import polars as pl
 
-from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, check_file_size, check_json_nesting,
-                                        empty_quarantine, read_utf8)
+from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, check_json_nesting,
+                                        empty_quarantine)
 from flows.ingest.adapters.fields import catalog_memory_gb, gpu_alias_table
+from flows.ingest.adapters.json_text import read_text  # re-exported: the catalog adapters import it from here
 from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
 
 COLUMNS = sorted(REQUIRED | OPTIONAL)
@@ -27,12 +28,6 @@ def cell(value) -> str | None:
         return format(Decimal(repr(value)), "f")
     text = str(value).strip(" \t\r\n")
     return text or None
-
-
-def read_text(ctx: FileContext) -> str:
-    """The file's text; empty, non-UTF-8 or over-size files are rejected whole (base.read_utf8)."""
-    check_file_size(ctx)
-    return read_utf8(ctx.path, ctx.original_name)
 
 
 def read_json(ctx: FileContext):
