@@ -6,6 +6,11 @@ with workloads as (
     select * from stg_workloads
 ),
 
+fx as (
+    select currency, usd_per_unit::decimal(38, 9) as usd_per_unit, rate_date::date as rate_date
+    from ref_fx_rates
+),
+
 offers_priced as (
     -- A pending quote carries no price yet: there is nothing to cost.
     select * from offers where price_amount is not null
@@ -52,7 +57,13 @@ seen_elsewhere as (
 ),
 
 offers_now as (
-    select o.*, coalesce(e.also_seen_in, []) as also_seen_in
+    select
+        o.*,
+        coalesce(e.also_seen_in, []) as also_seen_in,
+        -- A monthly price is billed as the provider states it, not via its rounded hourly equivalent.
+        case when o.price_unit = 'month' then (o.price_amount * fx.usd_per_unit
+            * case when o.price_scope = 'per_gpu' then o.gpus_per_node else 1 end)::decimal(38, 9)
+        end as usd_per_node_month
     from offers_priced as o
     join source_ranks as r
         on r.source_name = o.source_name and r.provider = o.provider and r.gpu_model = o.gpu_model
@@ -64,6 +75,7 @@ offers_now as (
         on e.provider = o.provider and e.gpu_model = o.gpu_model and e.gpus_per_node = o.gpus_per_node
         and e.billing_model = o.billing_model and e.tier is not distinct from o.tier
         and e.commitment_term_hours is not distinct from o.commitment_term_hours
+    left join fx on fx.currency = o.currency and fx.rate_date = o.fx_rate_date
 ),
 
 throughputs as (
@@ -92,42 +104,34 @@ gpus as (
     select model as gpu_model, memory_bandwidth_tbps from ref_gpus
 ),
 
-fx as (
-    select currency, usd_per_unit::decimal(38, 9) as usd_per_unit, rate_date::date as rate_date
-    from ref_fx_rates
+shapes as (
+    -- Everything below up to `final` depends on the workload and the offer's shape only (provider ×
+    -- GPU model × GPUs per node), not on the offer itself: decided once per shape on narrow rows, so
+    -- the workload × offer rows (a million at 200 workloads × 5,000 offers) only look it up. Deciding
+    -- it on the wide rows ran out of the build's 1 GB memory limit at that scale.
+    select w.workload_id, w.kind, o.provider, o.gpu_model, o.gpus_per_node
+    from workloads as w
+    cross join (select distinct provider, gpu_model, gpus_per_node from offers_now) as o
 ),
 
 sized as (
     select
-        w.workload_id, w.kind, w.unit, w.quantity, w.storage_gb, w.egress_gb, w.setup_hours,
-        w.utilisation, lower(w.engine) as workload_engine,
-        o.offer_id, o.provider, o.gpu_model, o.gpus_per_node, o.billing_model, o.tier,
-        o.commitment_term_hours, o.usd_per_gpu_hour, o.usd_per_node_hour, o.price_amount, o.currency,
-        o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
-        o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
-        o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
-        o.warnings as offer_warnings, o.scope_detail,
-        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date, o.also_seen_in,
+        s.*,
         m.fits as one_node_fits, m.precision_supported, m.min_gpus,
         -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit
         -- need. Only multi-GPU servers scale out; a single-GPU VM that is too small does not fit.
-        case when m.fits = false and m.min_gpus > o.gpus_per_node and o.gpus_per_node > 1
-            then ceil(m.min_gpus / o.gpus_per_node)::integer else 1 end as node_count
-    from workloads as w
-    cross join offers_now as o
+        case when m.fits = false and m.min_gpus > s.gpus_per_node and s.gpus_per_node > 1
+            then ceil(m.min_gpus / s.gpus_per_node)::integer else 1 end as node_count
+    from shapes as s
     -- Workloads without a model have no memory_fit rows: not memory-checked, never excluded for it.
     left join memory as m
-        on m.workload_id = w.workload_id and m.gpu_model = o.gpu_model and m.gpu_count = o.gpus_per_node
+        on m.workload_id = s.workload_id and m.gpu_model = s.gpu_model and m.gpu_count = s.gpus_per_node
 ),
 
 configured as (
     select
         s.*,
         s.node_count * s.gpus_per_node as gpu_count,
-        -- A monthly price is billed as the provider states it, not via its rounded hourly equivalent.
-        case when s.price_unit = 'month' then (s.price_amount * fx.usd_per_unit
-            * case when s.price_scope = 'per_gpu' then s.gpus_per_node else 1 end)::decimal(38, 9)
-        end as usd_per_node_month,
         case
             when s.node_count = 1 then s.one_node_fits
             -- memory_fit has no row for this count: bytes per GPU only fall as GPUs are added,
@@ -135,7 +139,6 @@ configured as (
             else coalesce(mn.fits, s.node_count * s.gpus_per_node >= s.min_gpus)
         end as memory_fits
     from sized as s
-    left join fx on fx.currency = s.currency and fx.rate_date = s.fx_rate_date
     left join memory as mn
         on s.node_count > 1 and mn.workload_id = s.workload_id and mn.gpu_model = s.gpu_model
         and mn.gpu_count = s.node_count * s.gpus_per_node
@@ -156,33 +159,24 @@ with_measured as (
         and (t.run_provider is null or t.run_provider = c.provider)
     -- Provider-specific runs win over generic ones, runs stating their node count over the rest.
     qualify row_number() over (
-        partition by c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model,
-            c.tier, c.commitment_term_hours
+        partition by c.workload_id, c.provider, c.gpu_model, c.gpus_per_node
         order by t.run_provider nulls last, t.node_count nulls last
     ) = 1
 ),
 
-near_miss_keys as (
-    -- What a near miss depends on: the workload, GPU model, GPU and node count, and the provider.
-    -- Aggregating per key, not per configuration, keeps the string aggregation small (at 5,000
-    -- offers × 200 workloads, per-configuration aggregation ran out of the build's memory limit).
-    select distinct workload_id, gpu_model, gpu_count, node_count, provider
-    from with_measured
-    where units_per_hour is null
-),
-
 near_misses as (
-    -- Runs of this configuration's GPU model, count and node count that came close: why they did
-    -- not count. Only an SLO miss on runs that match otherwise makes a configuration SLO_NOT_MET.
+    -- Runs of this shape's GPU model, count and node count that came close: why they did not count.
+    -- Only an SLO miss on runs that match otherwise makes a configuration SLO_NOT_MET.
     select
-        k.workload_id, k.gpu_model, k.gpu_count, k.node_count, k.provider,
+        c.workload_id, c.provider, c.gpu_model, c.gpus_per_node,
         len(flatten(list(t.slo_failed_run_ids))) > 0 as has_slo_failures,
         string_agg(t.mismatch_detail, ' | ' order by t.mismatch_detail) as benchmark_match_detail
-    from near_miss_keys as k
+    from with_measured as c
     join throughputs as t
-        on t.workload_id = k.workload_id and t.gpu_model = k.gpu_model and t.gpu_count = k.gpu_count
-        and (t.node_count is null or t.node_count = k.node_count)
-        and (t.run_provider is null or t.run_provider = k.provider)
+        on t.workload_id = c.workload_id and t.gpu_model = c.gpu_model and t.gpu_count = c.gpu_count
+        and (t.node_count is null or t.node_count = c.node_count)
+        and (t.run_provider is null or t.run_provider = c.provider)
+    where c.units_per_hour is null
     group by all
 ),
 
@@ -193,18 +187,16 @@ with_near_misses as (
         n.benchmark_match_detail
     from with_measured as c
     left join near_misses as n
-        on c.units_per_hour is null
-        and n.workload_id = c.workload_id and n.gpu_model = c.gpu_model and n.gpu_count = c.gpu_count
-        and n.node_count = c.node_count and n.provider = c.provider
+        on n.workload_id = c.workload_id and n.provider = c.provider and n.gpu_model = c.gpu_model
+        and n.gpus_per_node = c.gpus_per_node
 ),
 
 estimate_bases as (
-    -- For a single-node configuration with no matching run: the same workload measured at the same
-    -- GPU count on the same GPU model elsewhere (factor 1), or — for inference, where decoding is
-    -- memory-bandwidth bound — on the GPU model with the nearest memory bandwidth, scaled by it.
+    -- For a single-node shape with no matching run: the same workload measured at the same GPU count
+    -- on the same GPU model elsewhere (factor 1), or — for inference, where decoding is memory-
+    -- bandwidth bound — on the GPU model with the nearest memory bandwidth, scaled by it.
     select
-        c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model, c.tier,
-        c.commitment_term_hours,
+        c.workload_id, c.provider, c.gpu_model, c.gpus_per_node,
         t.gpu_model as basis_gpu_model, t.run_provider as basis_provider,
         t.units_per_hour as basis_units_per_hour, t.benchmark_runs, t.benchmark_run_ids,
         (target.memory_bandwidth_tbps / basis.memory_bandwidth_tbps) as scale
@@ -221,8 +213,7 @@ estimate_bases as (
         and (t.gpu_model = c.gpu_model
             or (c.kind = 'inference' and target.memory_bandwidth_tbps > 0 and basis.memory_bandwidth_tbps > 0))
     qualify row_number() over (
-        partition by c.workload_id, c.source_name, c.provider, c.offer_id, c.billing_model,
-            c.tier, c.commitment_term_hours
+        partition by c.workload_id, c.provider, c.gpu_model, c.gpus_per_node
         order by t.gpu_model = c.gpu_model desc,
             abs(target.memory_bandwidth_tbps - basis.memory_bandwidth_tbps), t.gpu_model,
             t.run_provider nulls first
@@ -251,30 +242,51 @@ estimate_rows as (
         end as estimate_basis
     from with_near_misses as c
     join estimate_bases as e
-        on e.workload_id = c.workload_id and e.source_name = c.source_name and e.provider = c.provider
-        and e.offer_id = c.offer_id and e.billing_model = c.billing_model
-        and e.tier is not distinct from c.tier
-        and e.commitment_term_hours is not distinct from c.commitment_term_hours
+        on e.workload_id = c.workload_id and e.provider = c.provider and e.gpu_model = c.gpu_model
+        and e.gpus_per_node = c.gpus_per_node
     left join gpus as g on g.gpu_model = c.gpu_model
     left join gpus as b on b.gpu_model = e.basis_gpu_model
 ),
 
+shape_throughputs as (
+    -- One measured row per shape (its throughput may be null), plus an estimate row where one exists.
+    select * from measured_rows
+    union all by name
+    select * from estimate_rows
+),
+
 final as (
     select
-        r.*,
+        w.workload_id, w.kind, w.unit, w.quantity, w.storage_gb, w.egress_gb, w.setup_hours,
+        w.utilisation, lower(w.engine) as workload_engine,
+        o.offer_id, o.provider, o.gpu_model, o.gpus_per_node, o.billing_model, o.tier,
+        o.commitment_term_hours, o.usd_per_gpu_hour, o.usd_per_node_hour, o.price_amount, o.currency,
+        o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
+        o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
+        o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
+        o.warnings as offer_warnings, o.scope_detail,
+        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date, o.also_seen_in,
+        t.one_node_fits, t.precision_supported, t.min_gpus, t.node_count, t.gpu_count,
+        o.usd_per_node_month,
+        t.memory_fits, t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids, t.benchmark_node_count,
+        t.is_slo_not_met, t.benchmark_match_detail, t.throughput_source, t.estimate_basis,
         cc.verdict as compat_verdict, cc.reasons as compat_reasons,
         v.validation_id, v.verdict as validation_verdict
-    from (select * from measured_rows union all by name select * from estimate_rows) as r
+    from workloads as w
+    cross join offers_now as o
+    join shape_throughputs as t
+        on t.workload_id = w.workload_id and t.provider = o.provider and t.gpu_model = o.gpu_model
+        and t.gpus_per_node = o.gpus_per_node
     left join compat as cc
-        on cc.gpu_model = r.gpu_model
-        and cc.rocm_version is not distinct from r.rocm_version
-        and cc.os is not distinct from r.os
-        and cc.kernel is not distinct from r.kernel
-        and cc.amdgpu_driver_version is not distinct from r.amdgpu_driver_version
+        on cc.gpu_model = o.gpu_model
+        and cc.rocm_version is not distinct from o.rocm_version
+        and cc.os is not distinct from o.os
+        and cc.kernel is not distinct from o.kernel
+        and cc.amdgpu_driver_version is not distinct from o.amdgpu_driver_version
         and cc.torch_version is null
-        and cc.engine is not distinct from r.workload_engine
+        and cc.engine is not distinct from lower(w.engine)
     left join latest_validations as v
-        on v.offer_id = r.offer_id
+        on v.offer_id = o.offer_id
 )
 
 select * from final
