@@ -124,11 +124,27 @@ def feasibility_seconds(published: Path, repeats: int) -> tuple[float, dict]:
     return round(statistics.median(times), 4), counts
 
 
+def timed_refresh(gen: dict, published: Path, what: str):
+    """Run the real refresh flow on the generated inputs with every stage timed: (state, clock, seconds)."""
+    from bench.timing import StageClock
+    from flows.refresh import refresh
+    from provider_eval.paths import SQL_DIR
+
+    clock = StageClock()
+    start = time.perf_counter()
+    with clock.attach():
+        state = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=str(published),
+                        sql_dir=str(SQL_DIR), return_state=True)
+    seconds = time.perf_counter() - start
+    if not state.is_completed():
+        raise SystemExit(f"bench: the {what} failed: {state.message}")
+    return state, clock, seconds
+
+
 def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> dict:
     """Generate, refresh, measure; returns the result document."""
     _prefect_home()
     from bench.synthetic import SCALES, generate, next_scrape
-    from bench.timing import StageClock
 
     scale = SCALES[scale_name]
     inputs = work / "inputs"
@@ -141,18 +157,8 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
           f"{len(gen['request_files']):,} vllm-serve files, {gen['workloads']} workloads in {generate_s:.1f}s",
           flush=True)
 
-    from flows.refresh import refresh
-    from provider_eval.paths import SQL_DIR
-
     published = work / "warehouse" / "provider_eval.duckdb"
-    clock = StageClock()
-    start = time.perf_counter()
-    with clock.attach():
-        state = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=str(published),
-                        sql_dir=str(SQL_DIR), return_state=True)
-    refresh_s = time.perf_counter() - start
-    if not state.is_completed():
-        raise SystemExit(f"bench: the refresh failed: {state.message}")
+    state, clock, refresh_s = timed_refresh(gen, published, "refresh")
     summary = state.result()
     # Before the baseline runs. The sampled total includes live children (staging workers, Prefect's
     # local API server); ru_maxrss catches this process's peaks between samples.
@@ -185,14 +191,7 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
 
     # A scheduled refresh: one new scrape file lands beside everything already staged.
     new_file = next_scrape(gen["quote_files"][-1])
-    again_clock = StageClock()
-    start = time.perf_counter()
-    with again_clock.attach():
-        again = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=str(published),
-                        sql_dir=str(SQL_DIR), return_state=True)
-    incremental_s = time.perf_counter() - start
-    if not again.is_completed():
-        raise SystemExit(f"bench: the incremental refresh failed: {again.message}")
+    again, again_clock, incremental_s = timed_refresh(gen, published, "incremental refresh")
     incremental_rows_in = again.result().rows_in
     Path(new_file).unlink()
 
@@ -215,7 +214,7 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         "requests": clock.by_format("vllm-serve", gen["rows_requests"]),
         # Big refreshes stage in worker processes (flows/ingest/stage_pool.py): the adapters' own
         # timers then run out of sight, and parse/validate are timed as one span from this process.
-        "staged_in_processes": bool(clock.intervals.get("parse")) and not clock.intervals.get("parse_file"),
+        "staged_in_processes": bool(clock.intervals.get("parse")) and not clock.intervals.get("parse_files"),
         "workloads": gen["workloads"],
         "generate_seconds": round(generate_s, 3),
         "refresh_seconds": round(refresh_s, 3),
@@ -236,6 +235,8 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         "rank_query_workload": workload_id,
         "rank_query_p50_ms": rank_p50,
         "cli_rank_p50_ms": cli_p50,
+        # Seconds per SQL model in the first refresh, slowest first.
+        "sql_model_seconds": dict(sorted(clock.model_seconds.items(), key=lambda kv: -kv[1])),
         "checks_seconds": stages["checks"]["seconds"],
         "quality_gate_seconds": stages["quality_gate"]["seconds"],
         "feasibility_seconds": feas_s,
@@ -265,6 +266,8 @@ def print_table(r: dict) -> None:
           f"{r['duckdb_baseline_seconds']:.2f}s ({parts}); feasibility (memory_fit + compat over "
           f"{r['feasibility_rows']['int_fit_requests']:,} fit × {r['feasibility_rows']['int_compat_requests']:,} "
           f"compat rows) {r['feasibility_seconds']:.3f}s")
+    slowest = ", ".join(f"{m} {v:.1f}s" for m, v in list(r["sql_model_seconds"].items())[:5])
+    print(f"slowest SQL models: {slowest}")
     print(f"incremental refresh (one new scrape file; the rest staged already): {r['incremental_refresh_seconds']:.1f}s")
     print(f"\nbench {r['scale']}: {r['rows_offers']:,} offer rows, {r['rows_requests']:,} request rows, refresh {r['refresh_seconds']:.1f}s, "
           f"ingest {r['ingest_ratio_vs_duckdb']}x DuckDB (CPU {r['ingest_cpu_ratio_vs_duckdb']}x), peak RSS {r['peak_rss_bytes'] / 2**30:.2f} GiB, "

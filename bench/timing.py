@@ -62,13 +62,17 @@ class StageClock:
         self.staged_by_format: dict[str, list[tuple[float, float]]] = defaultdict(list)  # stage_file calls
         self.samples: list[tuple[float, int]] = []
         self.cpu: list[tuple[float, float]] = []  # (time, process CPU seconds): less load-sensitive than wall time
+        self.model_seconds: dict[str, float] = {}  # the last build_models call: seconds per SQL model
         self._sample_s, self._stop, self._lock = sample_s, threading.Event(), threading.Lock()
 
     def _wrap(self, stage: str, fn):
         def timed(*args, **kwargs):
             start = time.perf_counter()
             try:
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+                if stage == "sql_models":  # build_models returns each model's time
+                    self.model_seconds = {b.name: round(b.seconds, 3) for b in result}
+                return result
             finally:
                 end = time.perf_counter()
                 with self._lock:
@@ -103,6 +107,7 @@ class StageClock:
             (refresh_module, "land_file", "land"), (refresh_module, "read_index", "land"),
             (refresh_module, "read_index_by_key", "land"),
             (refresh_module, "stage_files", "parse"), (stage_module, "parse_file", "parse_file"),
+            (stage_module, "parse_files", "parse_files"),
             (stage_module, "validate_frames", "validate"), (stage_module, "validate_details", "validate"),
             (refresh_module, "load_workloads", "load"), (refresh_module, "load_reference", "load"),
             (refresh_module, "load_staged", "load"), (refresh_module, "load_validations", "load"),

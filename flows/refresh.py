@@ -121,9 +121,11 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
         for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
             get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
         try:
-            sql_models.build_models(con, Path(sql_dir))
+            builds = sql_models.build_models(con, Path(sql_dir))
         except SqlModelError as exc:
             return str(build_path), str(exc)
+        get_run_logger().info("built %d SQL models in %.1f s (slowest: %s)", len(builds),
+                              sum(b.seconds for b in builds), sql_models.slowest(builds))
         failures = sql_models.run_checks(con, Path(sql_dir))
     if failures:
         lines = [f"  {f.name}: {f.rows} offending row(s), e.g. {f.sample[0]}" for f in failures]

@@ -1,5 +1,6 @@
 """Find the SQL models under sql/, order them by what they read, and build them as tables."""
 import re
+import time
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -20,6 +21,14 @@ class SqlModel:
     layer: str
     path: Path
     sql: str
+
+
+@dataclass(frozen=True)
+class ModelBuild:
+    """One model built: its name and how long its create-table-as took."""
+
+    name: str
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -55,17 +64,24 @@ def build_order(models: list[SqlModel]) -> list[SqlModel]:
         raise SqlModelError(f"SQL models depend on each other in a cycle: {exc.args[1]}") from None
 
 
-def build_models(con: duckdb.DuckDBPyConnection, sql_dir: Path) -> list[str]:
-    """Create every model as a table, in dependency order; returns the names built."""
+def build_models(con: duckdb.DuckDBPyConnection, sql_dir: Path) -> list[ModelBuild]:
+    """Create every model as a table, in dependency order; returns each model built with its time."""
     built = []
     for model in build_order(discover(sql_dir)):
         body = model.sql.strip().rstrip(";")
+        start = time.perf_counter()
         try:
             con.execute(f'create or replace table "{model.name}" as\n{body}')
         except duckdb.Error as exc:
             raise SqlModelError(f"SQL model {model.path.relative_to(sql_dir)} failed: {exc}") from None
-        built.append(model.name)
+        built.append(ModelBuild(model.name, time.perf_counter() - start))
     return built
+
+
+def slowest(builds: list[ModelBuild], n: int = 3) -> str:
+    """The n slowest models as 'name 1.2 s, …' for a progress line."""
+    top = sorted(builds, key=lambda b: b.seconds, reverse=True)[:n]
+    return ", ".join(f"{b.name} {b.seconds:.1f} s" for b in top)
 
 
 def run_checks(con: duckdb.DuckDBPyConnection, sql_dir: Path) -> list[CheckFailure]:

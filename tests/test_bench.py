@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from bench.synthetic import SCALES, amd_aliases, generate
+from provider_eval.sql_models import discover
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = {"land", "parse", "validate", "load", "sql_models", "checks", "quality_gate", "publish"}
@@ -49,6 +50,11 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert set(result["duckdb_baseline_seconds_by_table"]) == {"quotes", "runs", "requests", "cpu_seconds"}
     assert result["ingest_cpu_ratio_vs_duckdb"] > 0 and result["pipeline_ingest_cpu_seconds"] > 0
     assert set(result["stages"]) == STAGES
+    # Every SQL model timed once, slowest first, within the sql_models stage's wall time.
+    models = result["sql_model_seconds"]
+    assert set(models) == {m.name for m in discover(ROOT / "sql")}
+    assert list(models.values()) == sorted(models.values(), reverse=True)
+    assert 0 < sum(models.values()) <= result["stages"]["sql_models"]["seconds"]
     for stage in result["stages"].values():
         assert {"seconds", "thread_busy_seconds", "rows_per_s", "peak_rss_bytes"} <= set(stage)
     c = result["row_conservation"]

@@ -77,8 +77,9 @@ def test_a_refresh_stages_only_files_it_has_not_staged_before(cached_warehouse, 
     before = query(warehouse, SNAPSHOT)
     manifest = query(warehouse, "select file_sha256, status, rows_in, rows_accepted from ingest_manifest order by 1")
     parsed = []
-    real = stage_module.parse_file
-    monkeypatch.setattr(stage_module, "parse_file", lambda lf, *a: parsed.append(lf.original_path) or real(lf, *a))
+    real = stage_module.parse_files
+    monkeypatch.setattr(stage_module, "parse_files",
+                        lambda batch: parsed.extend(lf.original_path for lf, *_ in batch) or real(batch))
     assert run_refresh(warehouse, sources=sources).is_completed()
     assert parsed == [] and query(warehouse, SNAPSHOT) == before
     assert query(warehouse, "select file_sha256, status, rows_in, rows_accepted from ingest_manifest order by 1") == manifest

@@ -1,4 +1,5 @@
 """Parse and validate landed files, and write each file's accepted and quarantined rows as Parquet."""
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,30 +49,60 @@ class _Parsed:
     parsed: ParseResult
 
 
-def parse_file(landed: LandedFile, fmt: str, defaults: dict) -> _Parsed | FileOutcome:
-    """Run the format's adapter on one file: the parsed rows, or the file's rejection."""
-    adapter = ADAPTERS[fmt]
-    ctx = FileContext(
+def _context(landed: LandedFile, defaults: dict) -> FileContext:
+    """What the adapter may know about a landed file besides its bytes."""
+    return FileContext(
         path=Path(landed.landed_path), source_name=landed.source_name,
         original_name=Path(landed.original_path).name, file_sha256=landed.file_sha256,
         first_seen_at=landed.first_seen_at, defaults=defaults, original_path=landed.original_path,
         companions={c["original_path"]: c["landed_path"] for c in landed.companions},
     )
+
+
+def _outcome(landed: LandedFile, fmt: str, ctx: FileContext, result: ParseResult | FileRejected) -> _Parsed | FileOutcome:
+    """An adapter's result for one file: its parsed rows waiting for the contract, or its rejection."""
+    adapter = ADAPTERS[fmt]
     base = dict(source_name=landed.source_name, format=fmt, table=adapter.table,
                 file_sha256=landed.file_sha256, original_path=landed.original_path,
                 first_seen_at=landed.first_seen_at)
-    try:
-        parsed = adapter.parse(ctx)
-    except FileRejected as exc:
-        return FileOutcome(**base, status="rejected", reason=f"{exc.reason_code}: {exc.detail}",
+    if isinstance(result, FileRejected):
+        return FileOutcome(**base, status="rejected", reason=f"{result.reason_code}: {result.detail}",
                            rows_in=0, rows_accepted=0, rows_quarantined=0,
                            accepted_parquet=None, quarantine_parquet=None)
-    return _Parsed(landed, ctx, adapter, base, parsed)
+    return _Parsed(landed, ctx, adapter, base, result)
+
+
+def parse_file(landed: LandedFile, fmt: str, defaults: dict) -> _Parsed | FileOutcome:
+    """Run the format's adapter on one file: the parsed rows, or the file's rejection."""
+    ctx = _context(landed, defaults)
+    try:
+        result = ADAPTERS[fmt].parse(ctx)
+    except FileRejected as exc:
+        result = exc
+    return _outcome(landed, fmt, ctx, result)
+
+
+def parse_files(batch: list[tuple[LandedFile, str, dict]]) -> list[_Parsed | FileOutcome]:
+    """parse_file for each file, in order; a format that parses many files at once gets each source's together."""
+    together: dict[tuple, list[int]] = {}
+    out: list = [None] * len(batch)
+    for i, (landed, fmt, defaults) in enumerate(batch):
+        if ADAPTERS[fmt].parse_many is None:
+            out[i] = parse_file(landed, fmt, defaults)
+        else:
+            key = (fmt, landed.source_name, json.dumps(defaults, sort_keys=True, default=str))
+            together.setdefault(key, []).append(i)
+    for (fmt, _, _), members in together.items():
+        ctxs = [_context(batch[i][0], batch[i][2]) for i in members]
+        for i, ctx, result in zip(members, ctxs, ADAPTERS[fmt].parse_many(ctxs)):
+            out[i] = _outcome(batch[i][0], fmt, ctx, result)
+    return out
 
 
 def stage_files(batch: list[tuple[LandedFile, str, dict]], staging_dir: Path) -> list[FileOutcome]:
-    """stage_file for a batch of files: each parsed on its own, the contracts checked per table at once."""
-    parsed = [parse_file(landed, fmt, defaults) for landed, fmt, defaults in batch]
+    """stage_file for a batch of files: parsed (a source's files together where the format can), the
+    contracts checked per table at once."""
+    parsed = parse_files(batch)
     ok = [p for p in parsed if isinstance(p, _Parsed)]
     checked: dict[int, tuple[pl.DataFrame, pl.DataFrame]] = {}
     for table in {p.adapter.table for p in ok}:

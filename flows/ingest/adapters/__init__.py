@@ -10,7 +10,7 @@ from flows.ingest.adapters.base import Adapter
 ADAPTERS: dict[str, Adapter] = {
     a.format: a
     for a in (
-        Adapter("quote-csv", "quotes", "quote_observations", quote_csv.parse),
+        Adapter("quote-csv", "quotes", "quote_observations", quote_csv.parse, parse_many=quote_csv.parse_many),
         Adapter("run-csv", "benchmarks", "benchmark_runs", run_csv.parse),
         Adapter("quote-yaml", "quotes", "quote_observations", quote_yaml.parse),
         Adapter("vllm-serve", "benchmarks", "benchmark_runs", vllm_serve.parse,

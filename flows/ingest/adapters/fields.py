@@ -84,10 +84,19 @@ def enum_value(expr: pl.Expr, aliases: dict[str, str]) -> pl.Expr:
     return expr.str.to_lowercase().replace_strict(aliases, default=None, return_dtype=pl.String)
 
 
+# ISO-8601 with an offset ('Z' is rewritten as +00:00): 'T' or space, minutes or seconds, any fraction.
+# Given explicitly, because without a format polars infers one from the column's first value, and a
+# row's timestamp would then depend on the rows above it (and on which files are parsed together).
+TIMESTAMP_FORMATS = [f"%Y-%m-%d{sep}%H:%M{secs}{zone}" for sep in ("T", " ") for secs in (":%S%.f", "")
+                     for zone in ("%:z", "%z")]
+
+
 def as_utc_timestamp(expr: pl.Expr) -> pl.Expr:
     """ISO-8601 text with an explicit offset or Z → UTC timestamp; naive or malformed → null."""
     has_zone = expr.str.contains(r"(Z|[+-]\d{2}:?\d{2})$")
-    parsed = expr.str.to_datetime(time_zone="UTC", strict=False, time_unit="us")
+    text = expr.str.replace(r"Z$", "+00:00")
+    parsed = pl.coalesce([text.str.to_datetime(fmt, time_zone="UTC", strict=False, time_unit="us")
+                          for fmt in TIMESTAMP_FORMATS])
     return pl.when(has_zone).then(parsed).otherwise(None)
 
 
