@@ -1,6 +1,7 @@
 """quote-csv files of one source parsed together (one polars query) give exactly what each file gives alone."""
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from bench.synthetic import Scale, generate
@@ -36,15 +37,38 @@ def _assert_same_as_alone(batch):
     return together
 
 
+HEADER = "offer_id,provider,gpu_model,gpus_per_node,price,currency,price_unit,price_scope,billing_model,observed_at"
+
+
+def _repeats_and_times(folder: Path) -> list[Path]:
+    """Two files with the same offers: repeated rows (identical and conflicting) and timestamps of every shape."""
+    rows = ["a,Hot Aisle,MI300X,8,2.00,USD,hour,per_gpu,on_demand,2026-01-15T10:00:00Z",
+            "a,Hot Aisle,MI300X,8,2.00,USD,hour,per_gpu,on_demand,2026-01-15T10:00:00Z",
+            "a,Hot Aisle,MI300X,8,2.50,USD,hour,per_gpu,on_demand,2026-01-15T10:00:00Z",
+            "b,Hot Aisle,MI300X,8,2.00,USD,hour,per_gpu,spot,2026-01-15T10:00:00+08:00",
+            "c,Hot Aisle,MI300X,8,2.00,USD,hour,per_gpu,spot,2026-01-15 10:00:00.250+0800",
+            "d,Hot Aisle,MI300X,8,2.00,USD,hour,per_gpu,spot,2026-01-15T10:00",
+            "e,Hot Aisle,MI300X,8,2.00,USD,hour,per_gpu,spot,2026-01-15T10:00+01:00",
+            "f,Hot Aisle,MI300X,8,2.00,USD,hour,per_gpu,spot,2099-01-01T00:00:00Z",
+            "g,Hot Aisle,MI300X,8,2.00,USD,hour,per_gpu,spot,yesterday+01:00"]
+    paths = []
+    for name, order in (("repeats_a.csv", rows), ("repeats_b.csv", rows[::-1])):
+        paths.append(folder / name)
+        paths[-1].write_text("\n".join([HEADER, *order]) + "\n", encoding="utf-8")
+    return paths
+
+
 @pytest.mark.parametrize("defaults", [{}, {"currency": "USD", "max_quote_age_days": 30}])
 @pytest.mark.parametrize("distinct_min_rows", [base.DISTINCT_RULES_MIN_ROWS, 0])
-def test_fixture_files_together_equal_alone(monkeypatch, defaults, distinct_min_rows):
+def test_fixture_files_together_equal_alone(monkeypatch, tmp_path, defaults, distinct_min_rows):
     """Every quote fixture at once: different column layouts, bad rows, whole-file rejections."""
     monkeypatch.setattr(base, "DISTINCT_RULES_MIN_ROWS", distinct_min_rows)
-    together = _assert_same_as_alone(_batch(FIXTURES, defaults))
+    together = _assert_same_as_alone(_batch(FIXTURES + _repeats_and_times(tmp_path), defaults))
     parsed = [p for p in together if isinstance(p, stage._Parsed)]
     assert sum(p.parsed.quarantined.height for p in parsed) > 0 and sum(p.parsed.accepted.height for p in parsed) > 0
     assert any(isinstance(p, stage.FileOutcome) for p in together)
+    codes = set(pl.concat([p.parsed.quarantined for p in parsed])["reason_code"])
+    assert {"DUPLICATE_IN_FILE", "CONFLICTING_DUPLICATE", "TIMESTAMP_INVALID", "DATE_IMPLAUSIBLE"} <= codes
 
 
 def test_scrape_batch_together_equals_alone(tmp_path):
