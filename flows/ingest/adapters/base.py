@@ -184,6 +184,8 @@ def max_line_chars(ctx: FileContext) -> int:
 
 def check_json_nesting(text: str, original_name: str) -> None:
     """Reject JSON nested deeper than MAX_NESTING before parsing (the parser recurses per level)."""
+    if text.count("[") + text.count("{") <= MAX_NESTING:  # too few brackets to nest that deep: no scan
+        return
     depth = deepest = 0
     for char in re.findall(r"[\[\]{}]", JSON_STRING.sub("", text)):
         depth += 1 if char in "[{" else -1
