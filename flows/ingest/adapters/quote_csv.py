@@ -301,6 +301,7 @@ def parse_raw_quotes(raw: pl.DataFrame, ctx: FileContext) -> ParseResult:
 
 
 def _with_file_columns(raw: pl.DataFrame, index: int, ctx: FileContext) -> pl.DataFrame:
+    """raw plus the facts of its file (position in the batch, name, sha256, first seen) as columns."""
     return raw.with_columns(pl.lit(index, pl.Int32).alias(FILE_INDEX), pl.lit(ctx.original_name).alias(FILE_NAME),
                             pl.lit(ctx.file_sha256).alias(FILE_SHA256), pl.lit(ctx.first_seen_at).alias(FILE_SEEN_AT))
 
