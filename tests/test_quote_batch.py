@@ -79,3 +79,24 @@ def test_scrape_batch_together_equals_alone(tmp_path):
     together = _assert_same_as_alone(batch)
     assert sum(p.parsed.rows_in for p in together) == 60_000 >= base.DISTINCT_RULES_MIN_ROWS
     assert sum(p.parsed.quarantined.height for p in together) >= gen["bad_quote_rows"] > 0
+
+
+def test_rules_on_distinct_values_equal_row_by_row(monkeypatch):
+    """The distinct-value path gives every row the verdict the row-by-row path gives, float cells included."""
+    frame = pl.DataFrame({
+        "row_number": range(1, 9),
+        "raw_name": ["a", "a", None, "b", "b", None, "a", "c"],
+        "value": [1.0, float("nan"), -0.0, 0.0, None, float("inf"), float("nan"), 2.0],
+    })
+    rules = [
+        base.Rule("NAME_MISSING", pl.col("raw_name").is_null(), pl.lit("name is empty")),
+        base.Rule("NAME_B", pl.col("raw_name") == "b", pl.lit("b is refused")),
+        base.Rule("NOT_FINITE", ~pl.col("value").is_finite(), pl.format("{} is not finite", pl.col("value"))),
+        base.Rule("SIGNED_ZERO", (pl.col("value") == 0) & pl.col("raw_name").is_null(), pl.lit("zero without a name")),
+    ]
+    monkeypatch.setattr(base, "DISTINCT_RULES_MIN_ROWS", 10**9)
+    good, bad = base.apply_rules(frame, rules)
+    monkeypatch.setattr(base, "DISTINCT_RULES_MIN_ROWS", 0)
+    good_d, bad_d = base.apply_rules(frame, rules)
+    assert good.equals(good_d) and bad.equals(bad_d)
+    assert good.height + bad.height == frame.height and bad.height > 0 and good.height > 0

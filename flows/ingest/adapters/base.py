@@ -94,6 +94,7 @@ class Rule:
 # same GPU names, units and timestamps thousands of times (320k quote rows: 1.2 → 0.7 CPU-s). On one
 # small file the extra unique() and join cost more than they save.
 DISTINCT_RULES_MIN_ROWS = 50_000
+EXACT_KEY_TYPES = (pl.String, pl.Boolean, pl.Date)
 
 
 def _rule_flags(frame: pl.DataFrame, rules: list[Rule]) -> pl.DataFrame:
@@ -106,7 +107,9 @@ def _rule_flags(frame: pl.DataFrame, rules: list[Rule]) -> pl.DataFrame:
         by_columns.setdefault(tuple(sorted(set(rule.failed.meta.root_names()))), []).append(flag)
     direct = []
     for columns, group in by_columns.items():
-        distinct = frame.select(columns).unique() if columns else None
+        # Only exact keys are joined on: float keys (NaN, -0.0) are evaluated row by row.
+        exact = columns and all(frame.schema[c] in EXACT_KEY_TYPES or frame.schema[c].is_integer() for c in columns)
+        distinct = frame.select(columns).unique() if exact else None
         if distinct is None or distinct.height * 4 > frame.height:
             direct += group
             continue
