@@ -28,46 +28,45 @@ def _positive_finite(column: str) -> gxe.Expectation:
     return gxe.ExpectColumnValuesToBeBetween(column=column, min_value=0, max_value=FINITE_MAX, strict_min=True)
 
 
-def rankings_suite() -> Suite:
-    """Every ranked row has a finite positive cost and hours, and benchmark evidence behind it."""
-    costs = ["cost_per_unit_usd", "total_cost_usd", "hours_billed"]
-    return Suite(
-        name="rankings", table="rankings",
-        # Decimals become doubles so pandas can compare them; evidence ids become a count.
-        frame_sql="""
-            select workload_id, rank, offer_id, provider, billing_model,
+RANKED_COSTS = ["cost_per_unit_usd", "total_cost_usd", "hours_billed"]
+
+
+def _ranked_frame_sql(table: str, extra_columns: str = "") -> str:
+    """A ranked table's frame: decimals as doubles (pandas compares them), evidence ids as a count."""
+    return f"""
+            select workload_id, rank, offer_id, provider, billing_model, {extra_columns}
                    cost_per_unit_usd::double as cost_per_unit_usd, total_cost_usd::double as total_cost_usd,
                    hours_billed::double as hours_billed,
                    coalesce(len(list_filter(benchmark_run_ids, lambda x: coalesce(x, '') != '')), 0) as evidence_run_ids
-            from rankings""",
-        expectations=[
-            *[gxe.ExpectColumnValuesToNotBeNull(column=c) for c in costs],
-            *[_positive_finite(c) for c in costs],
-            gxe.ExpectColumnValuesToBeBetween(column="evidence_run_ids", min_value=1),
-            gxe.ExpectCompoundColumnsToBeUnique(column_list=["workload_id", "rank"]),
-        ],
-    )
+            from {table}"""
+
+
+def _ranked_expectations() -> list:
+    """What every ranked row needs: finite positive costs and hours, evidence, one row per rank."""
+    return [
+        *[gxe.ExpectColumnValuesToNotBeNull(column=c) for c in RANKED_COSTS],
+        *[_positive_finite(c) for c in RANKED_COSTS],
+        gxe.ExpectColumnValuesToBeBetween(column="evidence_run_ids", min_value=1),
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=["workload_id", "rank"]),
+    ]
+
+
+def rankings_suite() -> Suite:
+    """Every ranked row has a finite positive cost and hours, and benchmark evidence behind it."""
+    return Suite(name="rankings", table="rankings", frame_sql=_ranked_frame_sql("rankings"),
+                 expectations=_ranked_expectations())
 
 
 def estimate_rankings_suite() -> Suite:
     """Every estimate has a finite positive cost, the measured runs it derives from, and says what it is."""
-    costs = ["cost_per_unit_usd", "total_cost_usd", "hours_billed"]
     return Suite(
         name="estimate_rankings", table="estimate_rankings",
-        frame_sql="""
-            select workload_id, rank, offer_id, provider, billing_model, throughput_source, estimate_basis,
-                   cost_per_unit_usd::double as cost_per_unit_usd, total_cost_usd::double as total_cost_usd,
-                   hours_billed::double as hours_billed,
-                   coalesce(len(list_filter(benchmark_run_ids, lambda x: coalesce(x, '') != '')), 0) as evidence_run_ids
-            from estimate_rankings""",
+        frame_sql=_ranked_frame_sql("estimate_rankings", "throughput_source, estimate_basis,"),
         expectations=[
-            *[gxe.ExpectColumnValuesToNotBeNull(column=c) for c in costs],
-            *[_positive_finite(c) for c in costs],
+            *_ranked_expectations(),
             # Lower confidence, labelled as such: never a measured row, always with its basis.
             gxe.ExpectColumnValuesToBeInSet(column="throughput_source", value_set=["estimate"]),
             gxe.ExpectColumnValuesToNotBeNull(column="estimate_basis"),
-            gxe.ExpectColumnValuesToBeBetween(column="evidence_run_ids", min_value=1),
-            gxe.ExpectCompoundColumnsToBeUnique(column_list=["workload_id", "rank"]),
         ],
     )
 
