@@ -155,7 +155,7 @@ def test_estimates_are_labelled_and_ranked_apart():
     guesses = rows(con, "select * from workload_costs where throughput_source = 'estimate' order by offer_id")
     assert {g["offer_id"]: g["status"] for g in guesses} == {"elsewhere": "estimated", "guess": "estimated"}
     mi355 = next(g for g in guesses if g["offer_id"] == "guess")
-    assert abs(mi355["units_per_hour"] - 100.0 * 8.0 / 5.3) < 1e-9
+    assert abs(float(mi355["units_per_hour"]) - 100.0 * 8.0 / 5.3) < 1e-9
     assert "scaled by memory bandwidth 8.0 / 5.3 TB/s" in mi355["estimate_basis"]
     # The measured-but-unmatched rows stay excluded; rankings hold measured rows only.
     assert rows(con, "select offer_id from rankings") == [{"offer_id": "measured"}]

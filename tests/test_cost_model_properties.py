@@ -45,20 +45,33 @@ def billing_options(draw):
                  billing_granularity=draw(st.sampled_from(list(GRANULARITY_S))), **fees)
 
 
+def exact_rate(units_per_hour: float) -> Fraction:
+    """The measured float as the cost model reads it: m × 10^-k with a 16-digit m (docs/cost-model.md#exact-billing)."""
+    k = 15 - math.floor(math.log10(units_per_hour))
+    return Fraction(round(units_per_hour * 10.0**k), 10**k)
+
+
+def ceil_div(a: Fraction, b: Fraction) -> int:
+    return math.ceil(Fraction(a) / Fraction(b))
+
+
 def expected(w: dict, o: dict, units_per_hour: float) -> dict:
     """The cost model restated in Python with exact fractions (docs/cost-model.md)."""
-    needed_h = float(w["quantity"]) / units_per_hour / float(w["utilisation"]) + float(w["setup_hours"])
+    us_per_hour, us_per_month = 3_600_000_000, 730 * 3_600_000_000
+    busy_us = math.floor(Fraction(w["quantity"]) * us_per_hour / exact_rate(units_per_hour) + Fraction(1, 2))
+    needed_us = Fraction(busy_us) / Fraction(w["utilisation"]) + Fraction(w["setup_hours"]) * us_per_hour
+    min_term_us = Fraction(o["min_term_hours"]) * us_per_hour
     if o["billing_model"] in ("monthly", "dedicated"):
-        months = max(math.ceil(needed_h / 730), math.ceil(float(o["min_term_hours"]) / 730), 1)
+        months = max(ceil_div(needed_us, us_per_month), ceil_div(min_term_us, us_per_month), 1)
         billed_s = months * 730 * 3600
         compute = Fraction(months) * Fraction(o["price_amount"])
     else:
         if o.get("commitment_term_hours"):
             term = o["commitment_term_hours"]
-            billed_s = max(math.ceil(needed_h / float(term)), 1) * int(term) * 3600
+            billed_s = max(ceil_div(needed_us, Fraction(term) * us_per_hour), 1) * int(term) * 3600
         else:
             g = o["billing_granularity_s"]
-            billed_s = max(math.ceil(needed_h * 3600 / g) * g, math.ceil(o["min_term_hours"] * 3600))
+            billed_s = max(ceil_div(needed_us, g * 1_000_000) * g, math.ceil(o["min_term_hours"] * 3600))
         compute = Fraction(billed_s, 3600) * Fraction(o["usd_per_node_hour"])
     lines = {
         "compute_cost_usd": micro_dollars(compute),

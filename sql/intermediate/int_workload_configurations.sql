@@ -121,7 +121,7 @@ sized as (
         -- More nodes only when one node's memory is not enough: as many as the fewest GPUs that fit
         -- need. Only multi-GPU servers scale out; a single-GPU VM that is too small does not fit.
         case when m.fits = false and m.min_gpus > s.gpus_per_node and s.gpus_per_node > 1
-            then ceil(m.min_gpus / s.gpus_per_node)::integer else 1 end as node_count
+            then ((m.min_gpus + s.gpus_per_node - 1) // s.gpus_per_node)::integer else 1 end as node_count
     from shapes as s
     -- Workloads without a model have no memory_fit rows: not memory-checked, never excluded for it.
     left join memory as m

@@ -1,7 +1,8 @@
 -- One row per configuration (int_workload_configurations) × utilisation scenario (the workload's
 -- declared utilisation, and 30 / 60 / 100 % for sensitivity): hours needed and billed, every cost
 -- line (exact to the micro-dollar), the total, cost per completed unit, status and every exclusion reason.
--- Conventions (docs/cost-model.md): 730 h per month; each line rounded half-up to 6 decimals.
+-- Conventions (docs/cost-model.md): 730 h per month; each line rounded half-up to 6 decimals; billed
+-- periods from exact integer arithmetic (docs/cost-model.md#exact-billing).
 with configurations as (
     select * from int_workload_configurations
 ),
@@ -19,30 +20,74 @@ scenarios as (
     cross join (values ('30pct', 0.3), ('60pct', 0.6), ('100pct', 1.0)) as s(label, u)
 ),
 
-hours as (
+rates as (
     select
         c.*,
         s.utilisation_scenario,
         s.utilisation_applied,
-        -- Effective throughput = measured × utilisation, so the hours at work stretch by 1 / utilisation.
-        c.quantity / c.units_per_hour as busy_hours_exact,
-        c.quantity / c.units_per_hour / s.utilisation_applied + c.setup_hours as hours_needed_exact,
-        c.billing_model in ('monthly', 'dedicated') as is_billed_monthly
+        c.billing_model in ('monthly', 'dedicated') as is_billed_monthly,
+        -- A measured rate is a binary float (DOUBLE). It is read once as the decimal m × 10^-k with a
+        -- 16-digit integer m (docs/cost-model.md#exact-billing); every time below is a whole number of
+        -- microseconds or an exact fraction of integers, so no float is ever ceil()ed.
+        15 - floor(log10(c.units_per_hour))::integer as rate_scale,
+        -- More than 10^12 hours (a nonsense rate or quantity) would overflow the exact integers.
+        c.quantity::double / c.units_per_hour <= 1e12 as is_duration_in_range
     from configurations as c
     join scenarios as s using (workload_id)
+),
+
+rate_digits as (
+    select
+        *,
+        (units_per_hour * pow(10, rate_scale))::hugeint as rate_mantissa,
+        ('1' || repeat('0', abs(rate_scale)))::hugeint as rate_pow10
+    from rates
+),
+
+busy as (
+    select
+        *,
+        -- Busy time = quantity / rate, rounded half-up to the microsecond: (2n + d) // 2d of
+        -- n = quantity × 3.6e9 µs·units/h × 10^k and d = m (or n and d × 10^-k when k < 0).
+        case when is_duration_in_range then
+            case when rate_scale >= 0
+                then ((quantity * 1000000)::hugeint * 7200 * rate_pow10 + rate_mantissa) // (2 * rate_mantissa)
+                else ((quantity * 1000000)::hugeint * 7200 + rate_mantissa * rate_pow10) // (2 * rate_mantissa * rate_pow10)
+            end
+        end as busy_us,
+        (utilisation_applied * 1000000)::hugeint as utilisation_ppm,
+        (setup_hours * 3600000000)::hugeint as setup_us,
+        (min_term_hours * 3600000000)::hugeint as min_term_us,
+        (commitment_term_hours * 3600000000)::hugeint as commitment_term_us
+    from rate_digits
+),
+
+hours as (
+    select
+        *,
+        -- Hours needed = busy / utilisation + setup, kept exact as the fraction
+        -- need_num / need_den microseconds (need_den = utilisation in parts per million).
+        busy_us * 1000000 + setup_us * utilisation_ppm as need_num,
+        utilisation_ppm as need_den
+    from busy
 ),
 
 billed as (
     select
         *,
+        -- ceil(a / b) of positive integers is (a + b - 1) // b: exact, whatever the size.
         case
-            when hours_needed_exact is null then null
-            -- Monthly / dedicated: whole months (730 h), at least the minimum term.
-            when is_billed_monthly then greatest(ceil(hours_needed_exact / 730), ceil(min_term_hours / 730), 1)
+            when need_num is null then null
+            -- Monthly / dedicated: whole months (730 h = 2,628,000,000,000 µs), at least the minimum term.
+            when is_billed_monthly then greatest(
+                (need_num + need_den * 2628000000000 - 1) // (need_den * 2628000000000),
+                (min_term_us + 2628000000000 - 1) // 2628000000000, 1)
             -- A commitment is paid for in whole terms.
-            when commitment_term_hours is not null then greatest(ceil(hours_needed_exact / commitment_term_hours), 1)
+            when commitment_term_hours is not null then greatest(
+                (need_num + need_den * commitment_term_us - 1) // (need_den * commitment_term_us), 1)
             -- Otherwise whole billing increments (second / minute / hour / month).
-            else ceil(hours_needed_exact * 3600 / billing_granularity_s)
+            else (need_num + need_den * billing_granularity_s * 1000000 - 1)
+                // (need_den * billing_granularity_s * 1000000)
         end::hugeint as billing_periods,
         case
             when is_billed_monthly then 'month'
@@ -94,6 +139,7 @@ totals as (
         list_filter([
             -- Runs that match in every way but the SLOs: SLO_NOT_MET; no run at all (or only mismatched ones): NO_BENCHMARK.
             case when units_per_hour is null then case when is_slo_not_met then 'SLO_NOT_MET' else 'NO_BENCHMARK' end end,
+            case when not is_duration_in_range then 'DURATION_OUT_OF_RANGE' end,
             case when stale_reason is not null then stale_reason end,
             case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
             case when memory_fits = false then 'DOES_NOT_FIT' end,
@@ -108,13 +154,20 @@ totals as (
 
 final as (
     select
-        * exclude (busy_hours_exact, hours_needed_exact, billed_s),
-        busy_hours_exact::decimal(38, 6) as busy_hours,
-        hours_needed_exact::decimal(38, 6) as hours_needed,
-        (billed_s / 3600)::decimal(38, 6) as hours_billed,
+        * exclude (units_per_hour, rate_scale, is_duration_in_range, rate_mantissa, rate_pow10, busy_us,
+            utilisation_ppm, setup_us, min_term_us, commitment_term_us, need_num, need_den, billed_s),
+        -- The rate the arithmetic used (m × 10^-k), to 18 decimals.
+        format('{}e{}', rate_mantissa, -rate_scale)::decimal(38, 18) as units_per_hour,
+        -- Exact hours, rounded half-up to the micro-hour for display.
+        ((2 * busy_us + 3600) // 7200 * 0.000001)::decimal(38, 6) as busy_hours,
+        ((2 * need_num + need_den * 3600) // (2 * need_den * 3600) * 0.000001)::decimal(38, 6) as hours_needed,
+        ((2 * billed_s * 1000000 + 3600) // 7200 * 0.000001)::decimal(38, 6) as hours_billed,
         billed_s as billed_seconds,
-        (total_cost_usd / quantity)::decimal(38, 12) as cost_per_unit_usd,
-        (total_cost_usd * 1000000 / quantity)::decimal(38, 6) as cost_per_million_units_usd,
+        -- total / quantity, rounded half-up in integers (a DECIMAL division would be a DOUBLE one).
+        ((2 * (total_cost_usd * 1000000)::hugeint * 1000000000000 + (quantity * 1000000)::hugeint)
+            // (2 * (quantity * 1000000)::hugeint) * 0.000000000001)::decimal(38, 12) as cost_per_unit_usd,
+        ((2 * (total_cost_usd * 1000000)::hugeint * 1000000000000 + (quantity * 1000000)::hugeint)
+            // (2 * (quantity * 1000000)::hugeint) * 0.000001)::decimal(38, 6) as cost_per_million_units_usd,
         case
             when len(exclusion_reasons) > 0 then 'excluded'
             when throughput_source = 'estimate' then 'estimated'

@@ -45,7 +45,8 @@ joined as (
         c.gpus_per_node,
         -- Only the compute line moves with the price; the other lines stay as they are.
         c.total_cost_usd - c.compute_cost_usd as other_cost_usd,
-        c.node_count * c.billed_seconds / 3600 as node_hours_billed,
+        -- Node-seconds billed (an integer): break-even prices divide by it in exact integers, not floats.
+        c.node_count * c.billed_seconds as node_seconds_billed,
         -- Monthly / dedicated offers are billed in whole node-months at the stated monthly price.
         case when c.billing_period = 'month' and c.usd_per_node_month is not null
             then c.node_count * c.billing_periods end as node_months_billed,
@@ -73,6 +74,15 @@ break_even as (
     from joined
 ),
 
+margins as (
+    select
+        *,
+        -- What the compute line may cost at most, in micro-dollars (an exact integer).
+        ((compared_with_total_cost_usd - other_cost_usd) * 1000000)::hugeint as margin_micro_usd,
+        (usd_per_node_hour * 1000000)::hugeint as node_hour_micro_usd
+    from break_even
+),
+
 final as (
     select
         b.workload_id, b.rank, b.offer_id, b.provider, b.source_name, b.gpu_model, b.gpu_count,
@@ -80,30 +90,36 @@ final as (
         b.usd_per_gpu_hour, b.usd_per_node_hour, b.total_cost_usd, b.cost_per_unit_usd,
         b.compared_with_offer_id, b.compared_with_total_cost_usd,
         -- Null when there is no one to compare with, or when even a free node would not be enough.
-        case when (b.compared_with_total_cost_usd - b.other_cost_usd) > 0 then
-            ((b.compared_with_total_cost_usd - b.other_cost_usd) / b.node_hours_billed)::decimal(18, 6)
+        -- margin / node-hours billed, rounded half-up to the micro-dollar: (2a + b) // 2b in integers.
+        case when b.margin_micro_usd > 0 then
+            ((2 * b.margin_micro_usd * 3600 + b.node_seconds_billed) // (2 * b.node_seconds_billed)
+                * 0.000001)::decimal(18, 6)
         end as break_even_usd_per_node_hour,
-        case when (b.compared_with_total_cost_usd - b.other_cost_usd) > 0 then
-            ((b.compared_with_total_cost_usd - b.other_cost_usd) / b.node_hours_billed
-                / b.gpus_per_node)::decimal(18, 6)
+        case when b.margin_micro_usd > 0 then
+            ((2 * b.margin_micro_usd * 3600 + b.node_seconds_billed * b.gpus_per_node)
+                // (2 * b.node_seconds_billed * b.gpus_per_node) * 0.000001)::decimal(18, 6)
         end as break_even_usd_per_gpu_hour,
-        case when (b.compared_with_total_cost_usd - b.other_cost_usd) > 0 and b.usd_per_node_hour > 0 then
-            (((b.compared_with_total_cost_usd - b.other_cost_usd) / b.node_hours_billed
-                / b.usd_per_node_hour - 1) * 100)::decimal(18, 2)
+        -- (break-even / current price − 1) × 100, rounded half away from zero to 0.01 %.
+        case when b.margin_micro_usd > 0 and b.node_hour_micro_usd > 0 then
+            (sign(b.margin_micro_usd * 3600 - b.node_seconds_billed * b.node_hour_micro_usd)
+                * ((2 * abs(b.margin_micro_usd * 3600 - b.node_seconds_billed * b.node_hour_micro_usd) * 10000
+                    + b.node_seconds_billed * b.node_hour_micro_usd)
+                   // (2 * b.node_seconds_billed * b.node_hour_micro_usd)) * 0.01)::decimal(18, 2)
         end as break_even_change_pct,
         p.rank_at_30pct, p.rank_at_60pct, p.rank_at_100pct,
         p.cost_per_unit_usd_at_30pct, p.cost_per_unit_usd_at_60pct, p.cost_per_unit_usd_at_100pct,
         -- Monthly / dedicated offers: the same break-even as a price per node-month and GPU-month
         -- (whole months billed at the stated monthly price); null for other billing.
         b.usd_per_node_month,
-        case when (b.compared_with_total_cost_usd - b.other_cost_usd) > 0 and b.node_months_billed > 0 then
-            ((b.compared_with_total_cost_usd - b.other_cost_usd) / b.node_months_billed)::decimal(18, 2)
+        case when b.margin_micro_usd > 0 and b.node_months_billed > 0 then
+            ((2 * b.margin_micro_usd + b.node_months_billed * 10000) // (2 * b.node_months_billed * 10000)
+                * 0.01)::decimal(18, 2)
         end as break_even_usd_per_node_month,
-        case when (b.compared_with_total_cost_usd - b.other_cost_usd) > 0 and b.node_months_billed > 0 then
-            ((b.compared_with_total_cost_usd - b.other_cost_usd) / b.node_months_billed
-                / b.gpus_per_node)::decimal(18, 2)
+        case when b.margin_micro_usd > 0 and b.node_months_billed > 0 then
+            ((2 * b.margin_micro_usd + b.node_months_billed * b.gpus_per_node * 10000)
+                // (2 * b.node_months_billed * b.gpus_per_node * 10000) * 0.01)::decimal(18, 2)
         end as break_even_usd_per_gpu_month
-    from break_even as b
+    from margins as b
     left join pivoted as p
         on p.workload_id = b.workload_id and p.source_name = b.source_name and p.provider = b.provider
         and p.offer_id = b.offer_id and p.billing_model = b.billing_model
