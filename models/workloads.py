@@ -7,6 +7,8 @@ import polars as pl
 UNITS = ["requests", "output_tokens", "total_tokens", "samples", "training_runs", "jobs"]
 QUANTITY = pl.Decimal(38, 6)
 MODES = ["inference", "training", "lora", "qlora"]
+# Training activation checkpointing (data/reference/activation_checkpointing.csv, docs/feasibility.md).
+CHECKPOINTING = ["none", "selective", "full"]
 
 
 class Workload(pa.DataFrameModel):
@@ -30,7 +32,7 @@ class Workload(pa.DataFrameModel):
     engine: str = pa.Field(nullable=True, str_matches=r"^[a-z0-9][a-z0-9._-]*$")
     mode: str = pa.Field(nullable=True, isin=MODES)
     gpu_memory_utilization: float = pa.Field(nullable=True, gt=0, le=1)
-    activation_checkpointing: bool = pa.Field(nullable=True)
+    activation_checkpointing: str = pa.Field(nullable=True, isin=CHECKPOINTING)
     lora_rank: int = pa.Field(nullable=True, gt=0)
     # Share of rented time doing useful work (docs/cost-model.md): effective throughput = measured × this.
     utilisation: QUANTITY = pa.Field(gt=Decimal(0), le=Decimal(1))

@@ -331,6 +331,12 @@ class Mode(str, Enum):
     qlora = "qlora"
 
 
+class Checkpointing(str, Enum):
+    none = "none"
+    selective = "selective"
+    full = "full"
+
+
 FIT_BREAKDOWN = ["weights_bytes_per_gpu", "kv_cache_bytes_per_gpu", "activation_bytes_per_gpu",
                  "optimizer_bytes_per_gpu", "reserve_bytes_per_gpu", "required_bytes_per_gpu",
                  "available_bytes_per_gpu", "headroom_bytes_per_gpu"]
@@ -340,8 +346,8 @@ FIT_BREAKDOWN = ["weights_bytes_per_gpu", "kv_cache_bytes_per_gpu", "activation_
 def check_fit(
     model: Annotated[str, typer.Option(help="Model id from data/reference/llm_models.csv, e.g. llama-3.1-70b.")],
     gpu: Annotated[str, typer.Option(help="GPU model (catalog name or alias), e.g. MI300X.")],
-    precision: Annotated[str, typer.Option(
-        help="Weight precision: bf16, fp16, fp8, int8, int4, nf4, fp6, fp4.")] = "bf16",
+    precision: Annotated[str | None, typer.Option(
+        help="Weight precision: bf16, fp16, fp8, int8, int4, nf4, fp6, fp4 (default bf16; nf4 for qlora).")] = None,
     gpus: Annotated[int, typer.Option(
         min=1, max=64, help="GPU count (tensor parallel or sharded training).")] = 1,
     context: Annotated[int | None, typer.Option(
@@ -353,10 +359,17 @@ def check_fit(
     engine: Annotated[str | None, typer.Option(help="Inference engine: vllm, sglang (memory fraction).")] = None,
     gpu_memory_utilization: Annotated[float | None, typer.Option(
         min=0.01, max=1.0, help="Override the engine's memory fraction.")] = None,
+    activation_checkpointing: Annotated[Checkpointing | None, typer.Option(
+        help="Training activations: none, selective (default), full recomputation.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Does a model fit in GPU memory? Exit 0 fits, 1 does not fit, 2 usage error."""
+    from flows.ingest.workloads import qlora_base_problem, sixteen_bit_or_wider
     from provider_eval import feasibility
+
+    # QLoRA means a 4-bit NF4 base unless stated; a 16-bit base is a usage error, never a silent bf16.
+    if mode == Mode.qlora and (problem := qlora_base_problem(precision, sixteen_bit_or_wider())):
+        _fail(f"--precision {precision}: {problem.replace('mode: lora', '--mode lora')}", 2)
 
     known = feasibility.load_catalog()
     if model.lower() not in known.model_ids:
@@ -368,10 +381,11 @@ def check_fit(
     if gpu_model is None:
         _fail(f"unknown GPU {gpu!r}; known: {', '.join(known.gpu_models)}", 2)
     result = feasibility.check_fit({
-        "model_id": model.lower(), "precision": precision.lower(),
+        "model_id": model.lower(), "precision": precision.lower() if precision else None,
         "kv_precision": kv_precision.lower() if kv_precision else None,
         "context_tokens": context, "concurrency": concurrency, "mode": mode.value,
         "engine": engine.lower() if engine else None, "gpu_memory_utilization": gpu_memory_utilization,
+        "activation_checkpointing": activation_checkpointing.value if activation_checkpointing else None,
         "gpu_model": gpu_model, "gpu_count": gpus,
     })
     result.pop("workload_id", None)

@@ -18,7 +18,7 @@ COMPAT_RESULT = "int_compat_checks"
 FIT_COLUMNS = {
     "workload_id": "varchar", "model_id": "varchar", "precision": "varchar", "kv_precision": "varchar",
     "context_tokens": "bigint", "concurrency": "bigint", "mode": "varchar", "engine": "varchar",
-    "gpu_memory_utilization": "double", "activation_checkpointing": "boolean", "lora_rank": "bigint",
+    "gpu_memory_utilization": "double", "activation_checkpointing": "varchar", "lora_rank": "bigint",
     "gpu_model": "varchar", "gpu_count": "integer",
 }
 COMPAT_COLUMNS = {

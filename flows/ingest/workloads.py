@@ -1,4 +1,5 @@
 """Read workloads.yaml into a frame that satisfies the Workload contract, or say which line is wrong."""
+import csv
 import json
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -7,12 +8,13 @@ import pandera.polars as pa
 import polars as pl
 
 from flows.ingest.yaml_lines import load_yaml_with_lines
-from models.workloads import QUANTITY, Workload
+from models.workloads import CHECKPOINTING, QUANTITY, Workload
 from provider_eval.errors import ConfigError
+from provider_eval.paths import REFERENCE_DIR
 
 # Memory-fit keys (docs/workloads.md) and the polars type each is read as.
 FIT_KEYS = {"kv_precision": pl.String, "context_tokens": pl.Int64, "concurrency": pl.Int64, "engine": pl.String,
-            "mode": pl.String, "gpu_memory_utilization": pl.Float64, "activation_checkpointing": pl.Boolean,
+            "mode": pl.String, "gpu_memory_utilization": pl.Float64, "activation_checkpointing": pl.String,
             "lora_rank": pl.Int64}
 KEYS = {"id", "kind", "description", "unit", "quantity", "model_id", "precision",
         "storage_gb", "egress_gb", "setup_hours", "match", "utilisation", "input_tokens", "output_tokens",
@@ -35,7 +37,7 @@ def _decimal(value, field: str, where: str) -> Decimal:
     return number
 
 
-def _row(raw: dict, file: Path) -> dict:
+def _row(raw: dict, file: Path, wide_precisions: set[str]) -> dict:
     line = getattr(raw, "line", 0)
     where = f"{file}: line {line}"
     if not isinstance(raw, dict):
@@ -52,6 +54,7 @@ def _row(raw: dict, file: Path) -> dict:
     tolerance = match.get("shape_tolerance_pct", DEFAULT_SHAPE_TOLERANCE_PCT)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance <= 100:
         raise ConfigError(f"{where}: match.shape_tolerance_pct {tolerance!r} must be a number from 0 to 100")
+    _check_training_fields(raw, where, wide_precisions)
     return {
         "workload_id": str(raw["id"]), "kind": str(raw["kind"]), "description": raw.get("description"),
         "unit": str(raw["unit"]), "quantity": _decimal(raw["quantity"], "quantity", where),
@@ -64,6 +67,32 @@ def _row(raw: dict, file: Path) -> dict:
         "shape_tolerance_pct": float(tolerance),
         "slo_json": _slo_json(raw.get("slo"), where),
     }
+
+
+def sixteen_bit_or_wider(reference_dir: Path = REFERENCE_DIR) -> set[str]:
+    """Precisions of 2 or more bytes per parameter (precisions.csv): never a QLoRA base."""
+    with (reference_dir / "precisions.csv").open(newline="", encoding="utf-8") as f:
+        return {r["precision"].lower() for r in csv.DictReader(f) if Decimal(r["bytes_per_param"]) >= 2}
+
+
+def qlora_base_problem(precision: str | None, wide_precisions: set[str]) -> str | None:
+    """Why a QLoRA request's base precision is wrong, or None (unstated means nf4)."""
+    if precision is not None and str(precision).strip().lower() in wide_precisions:
+        return (f"QLoRA fine-tunes adapters on a quantised base (4-bit nf4 unless stated): a {precision} base is "
+                "16-bit or wider; use mode: lora for a 16-bit base, or a 4-bit precision such as nf4")
+    return None
+
+
+def _check_training_fields(raw: dict, where: str, wide_precisions: set[str]) -> None:
+    """activation_checkpointing is one of its modes; a QLoRA workload has no 16-bit base."""
+    checkpointing = raw.get("activation_checkpointing")
+    if checkpointing is not None and (not isinstance(checkpointing, str) or checkpointing.strip().lower() not in CHECKPOINTING):
+        raise ConfigError(f"{where}: activation_checkpointing {checkpointing!r} must be one of {', '.join(CHECKPOINTING)} "
+                          "(true/false are ambiguous: Hugging Face's gradient_checkpointing=True is full recomputation)")
+    if str(raw.get("mode") or "").strip().lower() == "qlora":
+        problem = qlora_base_problem(raw.get("precision"), wide_precisions)
+        if problem:
+            raise ConfigError(f"{where}: precision {raw.get('precision')!r}: {problem}")
 
 
 def _slo_json(slo, where: str) -> str | None:
@@ -101,12 +130,13 @@ def _fit_value(value, field: str, dtype, where: str):
     return str(value).strip().lower()
 
 
-def load_workloads(file: Path) -> pl.DataFrame:
+def load_workloads(file: Path, reference_dir: Path = REFERENCE_DIR) -> pl.DataFrame:
     """Parse and validate workloads.yaml; problems raise ConfigError naming the line and field."""
     doc = load_yaml_with_lines(file)
     if not isinstance(doc, dict) or not isinstance(doc.get("workloads"), list) or not doc["workloads"]:
         raise ConfigError(f"{file}: expected a non-empty top-level 'workloads:' list")
-    rows = [_row(raw, file) for raw in doc["workloads"]]
+    wide = sixteen_bit_or_wider(reference_dir)
+    rows = [_row(raw, file, wide) for raw in doc["workloads"]]
     schema = {"workload_id": pl.String, "kind": pl.String, "description": pl.String, "unit": pl.String,
               "quantity": QUANTITY, "model_id": pl.String, "precision": pl.String,
               "storage_gb": QUANTITY, "egress_gb": QUANTITY, "setup_hours": QUANTITY,

@@ -26,14 +26,15 @@ final as (
     select
         w.workload_id,
         lower(w.model_id) as model_id,
-        lower(coalesce(w.precision, 'bf16')) as precision,
+        -- Unstated: int_memory_requirements applies the default (bf16; nf4 for QLoRA).
+        lower(w.precision) as precision,
         lower(w.kv_precision) as kv_precision,
         w.context_tokens,
         w.concurrency,
         coalesce(w.mode, case when w.kind = 'training' then 'training' else 'inference' end) as mode,
         lower(w.engine) as engine,
         w.gpu_memory_utilization,
-        w.activation_checkpointing,
+        lower(w.activation_checkpointing) as activation_checkpointing,
         w.lora_rank,
         c.gpu_model,
         c.gpu_count::integer as gpu_count

@@ -27,10 +27,12 @@ final as (
     select
         workload_id, model_id, precision, kv_cache_precision as kv_precision, mode, engine_key as engine,
         context as context_tokens, sequences as concurrency,
+        -- Training only: how activations are stored (none, selective, full).
+        case when mode <> 'inference' then checkpointing_mode end as activation_checkpointing,
         gpu_model, gpu_count,
         weights_bytes_per_gpu, kv_cache_bytes_per_gpu, activation_bytes_per_gpu, optimizer_bytes_per_gpu,
         reserve_bytes_per_gpu, required_bytes_per_gpu, available_bytes_per_gpu, headroom_bytes_per_gpu,
-        memory_basis, gpu_memory_fraction, kv_bytes_per_token,
+        memory_basis, memory_source, gpu_memory_fraction, kv_bytes_per_token,
         case when is_known then fits_memory end as fits,
         case when is_known then precision_supported end as precision_supported,
         case

@@ -1,7 +1,10 @@
 -- One row per memory-fit request × candidate GPU count (1, 2, 4 … 64 and the requested count): the
 -- bytes one GPU must hold, broken down. Formulas and conventions: docs/feasibility.md.
 with requests as (
-    select * from int_fit_requests
+    -- An unstated precision is bf16, and for QLoRA a 4-bit NF4 base (a 16-bit QLoRA base is refused
+    -- where the request is made: workloads.yaml and check-fit).
+    select * replace (coalesce(precision, case when mode = 'qlora' then 'nf4' else 'bf16' end) as precision)
+    from int_fit_requests
 ),
 
 models as (
@@ -12,14 +15,52 @@ precisions as (
     select * from ref_precisions
 ),
 
+catalog as (
+    select model as gpu_model, vendor, precisions_native, memory_gb_marketed, memory_type, llvm_target
+    from ref_gpus
+),
+
+measured as (
+    select m.*, c.memory_gb_marketed, c.memory_type, c.llvm_target
+    from ref_gpu_memory as m
+    join catalog as c using (gpu_model)
+),
+
 gpus as (
-    select g.model as gpu_model, g.vendor, g.precisions_native, m.memory_bytes, m.memory_basis
-    from ref_gpus as g
-    left join ref_gpu_memory as m on m.gpu_model = g.model
+    -- One rule for every GPU (docs/feasibility.md#gpu-memory): its own measured byte count; else the
+    -- count measured on a GPU with the same memory (marketed size, memory type, gfx target), which the
+    -- same HBM/GDDR on the same die reports alike; else the marketed size read as GiB (2^30 bytes).
+    select
+        c.gpu_model, c.vendor, c.precisions_native,
+        coalesce(own.memory_bytes, twin.memory_bytes, (c.memory_gb_marketed * 1073741824)::bigint) as memory_bytes,
+        case
+            when own.gpu_model is not null then 'measured'
+            when twin.gpu_model is not null then 'measured_same_memory'
+            when c.memory_gb_marketed is not null then 'marketed_gib'
+        end as memory_basis,
+        case
+            when own.gpu_model is not null then format('{}: {}', own.measured_by, own.source)
+            when twin.gpu_model is not null then format('measured on {} (same {} GB {}, {}) by {}: {}', twin.gpu_model,
+                c.memory_gb_marketed, c.memory_type, c.llvm_target, twin.measured_by, twin.source)
+            when c.memory_gb_marketed is not null then format('marketed {} GB {} read as {} x 2^30 bytes (gpus.csv); no measured size recorded',
+                c.memory_gb_marketed, c.memory_type, c.memory_gb_marketed)
+        end as memory_source
+    from catalog as c
+    left join measured as own on own.gpu_model = c.gpu_model
+    left join measured as twin
+        on own.gpu_model is null and twin.gpu_model <> c.gpu_model
+        and twin.memory_gb_marketed = c.memory_gb_marketed and twin.memory_type = c.memory_type
+        and twin.llvm_target = c.llvm_target
+    -- Several twins measured: the smallest count (the conservative one), then by name.
+    qualify row_number() over (partition by c.gpu_model order by twin.memory_bytes, twin.gpu_model) = 1
 ),
 
 engines as (
     select * from ref_engine_memory
+),
+
+checkpointing as (
+    select * from ref_activation_checkpointing
 ),
 
 candidates as (
@@ -44,7 +85,9 @@ resolved as (
         wp.native_any,
         kp.bytes_per_param as kv_bytes_per_value,
         g.gpu_model is not null as gpu_known,
-        g.vendor, g.precisions_native, g.memory_bytes, g.memory_basis,
+        g.vendor, g.precisions_native, g.memory_bytes, g.memory_basis, g.memory_source,
+        coalesce(c.activation_checkpointing, 'selective') as checkpointing_mode,
+        ac.stored_bytes_per_token_hidden_layer, ac.stored_bytes_per_token_head_token_layer, ac.recomputed_layers,
         case
             when c.mode <> 'inference' then 'pytorch'
             when c.engine is null then 'default'
@@ -55,6 +98,8 @@ resolved as (
     left join precisions as wp on wp.precision = c.precision
     left join precisions as kp on kp.precision = coalesce(c.kv_precision, case when c.precision = 'fp16' then 'fp16' else 'bf16' end)
     left join gpus as g on g.gpu_model = c.gpu_model
+    -- Training stores activations per the workload's checkpointing mode (default selective: docs/feasibility.md).
+    left join checkpointing as ac on ac.activation_checkpointing = coalesce(c.activation_checkpointing, 'selective')
 ),
 
 with_engine as (
@@ -118,10 +163,11 @@ bytes as (
         case
             -- One layer's activations for one prefill chunk (EleutherAI cookbook, 16-bit activations).
             when mode = 'inference' then (least(context * sequences, max_batched_tokens) * hidden_size * (16 * 2 + 2))::bigint
-            -- Per GPU micro-batch of `sequences` sequences (cookbook formula, with or without checkpointing).
-            when coalesce(activation_checkpointing, true) then (context * sequences * hidden_size * layers * (16 * 2 + 2))::bigint
-            else (context * sequences * hidden_size * layers
-                  * ((16 * 2 + 2) + (2 * 2 + 1) * (attention_heads * context / hidden_size)))::bigint
+            -- Training, per GPU micro-batch of `sequences` sequences (Korthikanti et al. 2022, 16-bit activations):
+            -- every layer stores s·b·(x·h + y·a·s) bytes, and `recomputed_layers` hold s·b·(34·h + 5·a·s) while recomputed.
+            else (context * sequences * layers * (stored_bytes_per_token_hidden_layer * hidden_size
+                    + stored_bytes_per_token_head_token_layer * attention_heads * context)
+                  + recomputed_layers * context * sequences * (34 * hidden_size + 5 * attention_heads * context))::bigint
         end as activation_bytes_per_gpu,
         case mode
             -- Mixed-precision AdamW: 2-byte gradients + fp32 master, momentum, variance (12 bytes), sharded.
