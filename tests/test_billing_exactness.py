@@ -8,6 +8,7 @@ multiple as a fraction, but not as a float.
 from decimal import Decimal
 from fractions import Fraction
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -162,3 +163,11 @@ def test_a_need_one_microsecond_past_the_hour_still_bills_the_next_hour():
     row = _costs(workloads=[workload("w", quantity=Decimal("3600.000001"))], offers=[offer("o", price=Decimal("1"))],
                  runs=[run("w", "MI300X", 3600.0)])
     assert row["billing_periods"] == 2
+
+
+@pytest.mark.parametrize("units_per_hour", [1e-15, 1e25, 5e-324])
+def test_a_nonsense_rate_is_excluded_not_an_overflow(units_per_hour):
+    """A rate needing over 10^12 hours (or above 10^20 units/h) would overflow the exact integers."""
+    row = _costs(workloads=[workload("w", quantity=1000)], offers=[offer("o")], runs=[run("w", "MI300X", units_per_hour)])
+    assert row["status"] == "excluded" and "DURATION_OUT_OF_RANGE" in row["exclusion_reasons"]
+    assert row["billing_periods"] is None and row["total_cost_usd"] is None

@@ -30,8 +30,9 @@ rates as (
         -- 16-digit integer m (docs/cost-model.md#exact-billing); every time below is a whole number of
         -- microseconds or an exact fraction of integers, so no float is ever ceil()ed.
         15 - floor(log10(c.units_per_hour))::integer as rate_scale,
-        -- More than 10^12 hours (a nonsense rate or quantity) would overflow the exact integers.
-        c.quantity::double / c.units_per_hour <= 1e12 as is_duration_in_range
+        -- More than 10^12 hours, or a rate above 10^20 units/h (a nonsense rate or quantity), would
+        -- overflow the exact 128-bit integers below: DURATION_OUT_OF_RANGE instead.
+        c.quantity::double / c.units_per_hour <= 1e12 and c.units_per_hour <= 1e20 as is_duration_in_range
     from configurations as c
     join scenarios as s using (workload_id)
 ),
@@ -39,8 +40,8 @@ rates as (
 rate_digits as (
     select
         *,
-        (units_per_hour * pow(10, rate_scale))::hugeint as rate_mantissa,
-        ('1' || repeat('0', abs(rate_scale)))::hugeint as rate_pow10
+        case when is_duration_in_range then (units_per_hour * pow(10, rate_scale))::hugeint end as rate_mantissa,
+        case when is_duration_in_range then ('1' || repeat('0', abs(rate_scale)))::hugeint end as rate_pow10
     from rates
 ),
 
