@@ -73,7 +73,11 @@ def number(value, name: str, problems: list) -> float | None:
         problems.append(("METRIC_NOT_NUMERIC", f"{name} {value!r} is not a number"))
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # a JSON integer of hundreds of digits
+            problems.append(("METRIC_OUT_OF_RANGE", f"{name} {str(value)[:40]}... ({len(str(value))} digits) is too large"))
+            return None
     if isinstance(value, str):
         try:
             return float(value.strip())  # 'NaN', 'inf' parse: the rules then name them

@@ -17,9 +17,20 @@ def _no_duplicates(pairs: list) -> dict:
     return seen
 
 
+class NumberTooLong(ValueError):
+    """A JSON number with more digits than Python converts (4,300): no measurement is that long."""
+
+
 def loads(text: str):
     """json.loads that refuses duplicate keys (NaN / Infinity literals parse: the rules name them)."""
-    return json.loads(text, object_pairs_hook=_no_duplicates)
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates)
+    except (json.JSONDecodeError, DuplicateKey):
+        raise
+    except ValueError as exc:  # int() refuses integers over sys.get_int_max_str_digits()
+        raise NumberTooLong(f"a number has too many digits ({exc})") from None
+    except RecursionError:
+        raise NumberTooLong("nested too deeply to parse") from None
 
 
 def _ends_early(exc: json.JSONDecodeError, text: str) -> bool:
@@ -41,6 +52,8 @@ def read_document(ctx: FileContext):
         return loads(text)
     except DuplicateKey as exc:
         raise FileRejected("SCHEMA_DRIFT", str(exc)) from None
+    except NumberTooLong as exc:
+        raise FileRejected("JSON_MALFORMED", str(exc)) from None
     except json.JSONDecodeError as exc:
         # The parser ran off the end of the text: the file was cut short (a killed writer, a
         # partial download), so none of it is trusted.
@@ -63,6 +76,9 @@ def read_lines(text: str, is_result, what: str):
             doc = loads(line)
         except DuplicateKey as exc:
             bad.append((number, "SCHEMA_DRIFT", f"line {number}: {exc}", line))
+            continue
+        except NumberTooLong as exc:
+            bad.append((number, "JSON_MALFORMED", f"line {number}: {exc}", line))
             continue
         except json.JSONDecodeError as exc:
             cut = number == len(lines) and not text.endswith("\n") and _ends_early(exc, line)
