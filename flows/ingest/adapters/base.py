@@ -34,6 +34,15 @@ def read_utf8(path, original_name: str) -> str:
         raise FileRejected("ENCODING", f"not UTF-8: invalid byte at offset {exc.start}") from None
 
 
+def physical_lines(text: str) -> list[str]:
+    """The file's lines, split on '\\n' only (a CRLF's '\\r' dropped).
+
+    Not str.splitlines(): that also splits on U+2028, U+2029, U+0085, \\v, \\f and \\x1c-\\x1e, which
+    are valid inside a JSON string or a log value, and would cut one record into two.
+    """
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 @dataclass(frozen=True)
 class FileContext:
     """What an adapter knows about the file it parses, besides its bytes."""

@@ -1,7 +1,8 @@
 """Read a JSON document (or one JSON line) strictly: whole-file problems get a reason code."""
 import json
 
-from flows.ingest.adapters.base import FileContext, FileRejected, check_file_size, check_json_nesting, read_utf8
+from flows.ingest.adapters.base import (FileContext, FileRejected, check_file_size, check_json_nesting, physical_lines,
+                                        read_utf8)
 
 
 class DuplicateKey(ValueError):
@@ -68,7 +69,7 @@ def read_lines(text: str, is_result, what: str):
     One bad line never hides the lines after it; only the last line can be TRUNCATED (a killed
     writer), any other unreadable line is JSON_MALFORMED."""
     good, bad = [], []
-    lines = text.splitlines()
+    lines = physical_lines(text)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

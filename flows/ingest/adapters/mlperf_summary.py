@@ -7,7 +7,7 @@ import re
 from pathlib import Path, PurePath
 
 from flows.ingest.adapters import bench_runs as br
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, physical_lines
 from flows.ingest.adapters.json_text import loads, read_text
 
 LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.+?)\s*$")
@@ -72,7 +72,7 @@ def parse(ctx: FileContext) -> ParseResult:
     """One summary = one run (a scenario of a benchmark on a system)."""
     text = read_text(ctx)
     fields: dict = {}
-    for line in text.splitlines():
+    for line in physical_lines(text):
         match = LINE.match(line)
         if match:
             fields.setdefault(match.group(1), match.group(2))  # the headline rate is printed twice
