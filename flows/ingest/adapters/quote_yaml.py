@@ -10,7 +10,7 @@ import polars as pl
 import yaml
 
 from flows.ingest.adapters.base import (MAX_NESTING, QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult,
-                                        check_file_size, max_line_chars, read_utf8)
+                                        check_document_size, max_line_chars, read_utf8)
 from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
 from flows.ingest.yaml_lines import AmbiguousScalar, load_yaml_with_lines
 from provider_eval.errors import ConfigError
@@ -130,7 +130,7 @@ def _check_shape_before_parsing(text: str, ctx: FileContext) -> None:
 
 def parse(ctx: FileContext) -> ParseResult:
     """Read one quote-yaml file into canonical quote observations plus quarantined rows."""
-    check_file_size(ctx)
+    check_document_size(ctx, "YAML document")
     _check_shape_before_parsing(read_utf8(ctx.path, ctx.original_name), ctx)
     try:
         doc = load_yaml_with_lines(ctx.path, ambiguous="mark")

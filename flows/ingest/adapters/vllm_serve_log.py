@@ -4,8 +4,7 @@ import re
 import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
-from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult, physical_lines
-from flows.ingest.adapters.json_text import read_text
+from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, LongLine, ParseResult, read_capped_lines
 
 HEADER = re.compile(r"=+\s*Serving Benchmark Result\s*=+")
 END = re.compile(r"^=+\s*$")
@@ -84,7 +83,8 @@ def _preamble(lines: list[str]) -> dict:
 def parse(ctx: FileContext) -> ParseResult:
     """Every result block in the log becomes one run; a block cut off (by the log's end or by the next
     block's header) is quarantined as TRUNCATED, and the next block still parses."""
-    lines = physical_lines(read_text(ctx))
+    # Read in chunks; a line over the record cap (a progress bar redrawn with '\\r' for hours) is only its head.
+    lines = [line.head if isinstance(line, LongLine) else line for line in read_capped_lines(ctx)]
     records, quarantined, preamble, i = [], [], {}, 0
     while i < len(lines):
         if not HEADER.search(lines[i]):
