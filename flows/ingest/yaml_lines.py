@@ -125,8 +125,9 @@ def load_yaml_with_lines(path: Path, ambiguous: str = "error") -> Any:
         raise ConfigError(f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    loader = Core12Loader(text)
+    loader = None
     try:
+        loader = Core12Loader(text)  # its reader refuses control characters at once (a YAMLError)
         node = loader.get_single_node()
         if node is None:
             raise ConfigError(f"{path}: file is empty")
@@ -140,4 +141,5 @@ def load_yaml_with_lines(path: Path, ambiguous: str = "error") -> Any:
     except (ValueError, TypeError, RecursionError) as exc:  # e.g. an integer over 4,300 digits, an odd !!tag
         raise ConfigError(f"{path}: invalid YAML value ({str(exc)[:200]})") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

@@ -66,7 +66,7 @@ def _system(ctx: FileContext, system: str, problems: list) -> dict:
 def software(framework: str | None) -> dict:
     """'vLLM 0.4.3+rocm614, PyTorch 2.3.0, ROCm 6.1.2' → engine, engine_version, rocm_version."""
     out = {}
-    for part in (framework or "").split(","):
+    for part in (framework if isinstance(framework, str) else "").split(","):
         match = FRAMEWORK.match(part)
         if not match:
             continue

@@ -40,7 +40,8 @@ def parse(ctx: FileContext) -> ParseResult:
     doc = read_json(ctx)
     if isinstance(doc, dict) and doc.get("errors"):
         raise FileRejected("API_ERROR", f"GraphQL errors: {str(doc['errors'])[:200]}")
-    types = (doc.get("data") or {}).get("gpuTypes") if isinstance(doc, dict) else doc
+    data = doc.get("data") if isinstance(doc, dict) else None
+    types = (data.get("gpuTypes") if isinstance(data, dict) else None) if isinstance(doc, dict) else doc
     if not isinstance(types, list):
         raise FileRejected("SCHEMA_DRIFT", "expected data.gpuTypes to be a list")
     return to_result(each_record(types, _records, "GPU type"), ctx)

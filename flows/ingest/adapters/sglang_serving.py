@@ -26,7 +26,8 @@ def _record(doc: dict, line: int) -> br.RunRecord:
     rate_per_s = None if rate_raw is None or rate_raw.lower() in ("inf", "infinity", "trace") else br.number(rate, "request_rate", problems)
     total = num("total_throughput")
     if total is None and doc.get("input_throughput") is not None and doc.get("output_throughput") is not None:
-        total = num("input_throughput") + num("output_throughput")  # older clients print no total
+        parts = num("input_throughput"), num("output_throughput")  # older clients print no total
+        total = None if None in parts else parts[0] + parts[1]
     values = {
         "completed": num("completed"), "attempted": num("num_prompts"), "duration_s": num("duration"),
         "request_rate_per_s": rate_per_s, "request_rate_raw": rate_raw,
