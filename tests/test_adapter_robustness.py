@@ -239,3 +239,39 @@ def test_rows_not_conserved_rejects_the_file_instead_of_raising(tmp_path, monkey
     runs = _land(tmp_path, "runs.csv", "run_id,gpu_model,gpu_count,unit,completed,duration_s\nr,MI300X,8,jobs,1,60\n")
     out = stage_files([(runs, "run-csv", {})], tmp_path / "staged")[0]
     assert out.status == "rejected" and out.reason.startswith("ROWS_NOT_CONSERVED: runs.csv: 2 rows in")
+
+
+class _DyingPool:
+    """A process pool whose worker dies on a file named poison.csv (then the pool is broken, as
+    ProcessPoolExecutor's is after a worker is killed)."""
+
+    def __init__(self):
+        self.broken = False
+
+    def submit(self, fn, batch, staging_dir):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+        if self.broken:
+            raise BrokenProcessPool("a child process terminated abruptly")
+        future = Future()
+        if any(landed.original_path.endswith("poison.csv") for landed, _, _ in batch):
+            self.broken = True
+            future.set_exception(BrokenProcessPool("a child process terminated abruptly"))
+        else:
+            future.set_result(fn(batch, staging_dir))
+        return future
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        pass
+
+
+def test_a_worker_that_dies_rejects_only_the_file_it_died_on(tmp_path, monkeypatch):
+    from flows.ingest import stage_pool
+    monkeypatch.setattr(stage_pool, "_pool", _DyingPool())
+    monkeypatch.setattr(stage_pool, "_new_pool", _DyingPool)
+    files = [_land(tmp_path, name, GOOD_QUOTE.replace(",a,", f",{name[:-4]},"))
+             for name in ("one.csv", "poison.csv", "two.csv")]
+    outs = stage_pool.stage_files([(f, "quote-csv", {}) for f in files], tmp_path / "staged")
+    assert [o.status for o in outs] == ["loaded", "rejected", "loaded"]
+    assert outs[1].reason.startswith("WORKER_ERROR: poison.csv: the worker process staging it failed with "
+                                     "BrokenProcessPool")
