@@ -8,7 +8,7 @@ import polars as pl
 from flows.ingest.adapters import ADAPTERS
 from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, bound_quarantine, empty_quarantine
 from flows.ingest.land import LandedFile
-from flows.ingest.validate import validate_details, validate_frames
+from flows.ingest.validate import validate_details, validate_frame, validate_frames
 from models import CONTRACTS
 
 
@@ -59,27 +59,53 @@ def _context(landed: LandedFile, defaults: dict) -> FileContext:
     )
 
 
-def _outcome(landed: LandedFile, fmt: str, ctx: FileContext, result: ParseResult | FileRejected) -> _Parsed | FileOutcome:
-    """An adapter's result for one file: its parsed rows waiting for the contract, or its rejection."""
-    adapter = ADAPTERS[fmt]
-    base = dict(source_name=landed.source_name, format=fmt, table=adapter.table,
+def _base(landed: LandedFile, fmt: str) -> dict:
+    """The manifest fields every outcome of a file carries."""
+    return dict(source_name=landed.source_name, format=fmt, table=ADAPTERS[fmt].table,
                 file_sha256=landed.file_sha256, original_path=landed.original_path,
                 first_seen_at=landed.first_seen_at)
+
+
+def rejected(landed: LandedFile, fmt: str, reason_code: str, detail: str) -> FileOutcome:
+    """The outcome of a file rejected whole: nothing of it is loaded, the manifest says why."""
+    return FileOutcome(**_base(landed, fmt), status="rejected", reason=f"{reason_code}: {detail}",
+                       rows_in=0, rows_accepted=0, rows_quarantined=0,
+                       accepted_parquet=None, quarantine_parquet=None)
+
+
+def crash(code: str, name: str, what: str, exc: BaseException) -> FileRejected:
+    """An unexpected exception while handling one file, as that file's rejection (the error boundary).
+
+    Bad input is meant to become quarantined rows or a named rejection; anything else that escapes
+    an adapter or a contract check is still one file's problem, never the refresh's.
+    """
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return FileRejected(code, f"{name}: {what} failed with {type(exc).__name__}: {first}")
+
+
+def _outcome(landed: LandedFile, fmt: str, ctx: FileContext, result: ParseResult | FileRejected) -> _Parsed | FileOutcome:
+    """An adapter's result for one file: its parsed rows waiting for the contract, or its rejection."""
     if isinstance(result, FileRejected):
-        return FileOutcome(**base, status="rejected", reason=f"{result.reason_code}: {result.detail}",
-                           rows_in=0, rows_accepted=0, rows_quarantined=0,
-                           accepted_parquet=None, quarantine_parquet=None)
-    return _Parsed(landed, ctx, adapter, base, result)
+        return rejected(landed, fmt, result.reason_code, result.detail)
+    return _Parsed(landed, ctx, ADAPTERS[fmt], _base(landed, fmt), result)
+
+
+def _guarded_parse(fmt: str, ctx: FileContext) -> ParseResult | FileRejected:
+    """The adapter's result, its FileRejected, or any other exception as ADAPTER_ERROR."""
+    try:
+        return ADAPTERS[fmt].parse(ctx)
+    except FileRejected as exc:
+        return exc
+    except OSError:
+        raise  # the machine's problem (disk, permissions), not the file's: the refresh reports it
+    except Exception as exc:  # noqa: BLE001 - the per-file error boundary
+        return crash("ADAPTER_ERROR", ctx.original_name, f"the {fmt} adapter", exc)
 
 
 def parse_file(landed: LandedFile, fmt: str, defaults: dict) -> _Parsed | FileOutcome:
     """Run the format's adapter on one file: the parsed rows, or the file's rejection."""
     ctx = _context(landed, defaults)
-    try:
-        result = ADAPTERS[fmt].parse(ctx)
-    except FileRejected as exc:
-        result = exc
-    return _outcome(landed, fmt, ctx, result)
+    return _outcome(landed, fmt, ctx, _guarded_parse(fmt, ctx))
 
 
 def parse_files(batch: list[tuple[LandedFile, str, dict]]) -> list[_Parsed | FileOutcome]:
@@ -94,9 +120,48 @@ def parse_files(batch: list[tuple[LandedFile, str, dict]]) -> list[_Parsed | Fil
             together.setdefault(key, []).append(i)
     for (fmt, _, _), members in together.items():
         ctxs = [_context(batch[i][0], batch[i][2]) for i in members]
-        for i, ctx, result in zip(members, ctxs, ADAPTERS[fmt].parse_many(ctxs)):
+        try:
+            results = ADAPTERS[fmt].parse_many(ctxs)
+        except OSError:
+            raise
+        except Exception:  # noqa: BLE001 - one file broke the batch: each file alone finds which
+            results = [_guarded_parse(fmt, ctx) for ctx in ctxs]
+        for i, ctx, result in zip(members, ctxs, results):
             out[i] = _outcome(batch[i][0], fmt, ctx, result)
     return out
+
+
+def _check_contracts(ok: list[_Parsed]) -> dict[int, tuple | FileRejected]:
+    """Each parsed file's (accepted, contract rejects), or its CONTRACT_ERROR; files checked per table at once."""
+    checked: dict[int, tuple | FileRejected] = {}
+    for table in {p.adapter.table for p in ok}:
+        mine = [i for i, p in enumerate(ok) if p.adapter.table == table]
+        try:
+            checked.update(zip(mine, validate_frames([ok[i].parsed.accepted for i in mine], CONTRACTS[table])))
+        except Exception:  # noqa: BLE001 - one frame broke the check: each frame alone finds which
+            for i in mine:
+                checked[i] = _guarded(lambda: validate_frame(ok[i].parsed.accepted, CONTRACTS[table]), ok[i])
+    # Detail rows belong to accepted rows only; the adapter checks them, the contract proves it.
+    for table in {t for p in ok for t in p.parsed.details}:
+        mine = [i for i, p in enumerate(ok) if table in p.parsed.details]
+        try:
+            validate_details([ok[i].parsed.details[table] for i in mine], CONTRACTS[table])
+        except Exception:  # noqa: BLE001
+            for i in mine:
+                failed = _guarded(lambda: validate_details([ok[i].parsed.details[table]], CONTRACTS[table]), ok[i])
+                if isinstance(failed, FileRejected):
+                    checked[i] = failed
+    return checked
+
+
+def _guarded(check, p: _Parsed):
+    """check()'s result, or the exception it raised as the file's CONTRACT_ERROR."""
+    try:
+        return check()
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the per-file error boundary
+        return crash("CONTRACT_ERROR", p.ctx.original_name, f"the {p.adapter.table} contract check", exc)
 
 
 def stage_files(batch: list[tuple[LandedFile, str, dict]], staging_dir: Path) -> list[FileOutcome]:
@@ -104,17 +169,22 @@ def stage_files(batch: list[tuple[LandedFile, str, dict]], staging_dir: Path) ->
     contracts checked per table at once."""
     parsed = parse_files(batch)
     ok = [p for p in parsed if isinstance(p, _Parsed)]
-    checked: dict[int, tuple[pl.DataFrame, pl.DataFrame]] = {}
-    for table in {p.adapter.table for p in ok}:
-        mine = [i for i, p in enumerate(ok) if p.adapter.table == table]
-        results = validate_frames([ok[i].parsed.accepted for i in mine], CONTRACTS[table])
-        checked.update(zip(mine, results))
-    # Detail rows belong to accepted rows only; the adapter checks them, the contract proves it.
-    for table in {t for p in ok for t in p.parsed.details}:
-        validate_details([p.parsed.details[table] for p in ok if table in p.parsed.details], CONTRACTS[table])
+    checked = _check_contracts(ok)
     outcomes, position = [], {id(p): i for i, p in enumerate(ok)}
     for p in parsed:
-        outcomes.append(p if isinstance(p, FileOutcome) else _write(p, *checked[position[id(p)]], staging_dir))
+        if isinstance(p, FileOutcome):
+            outcomes.append(p)
+            continue
+        result = checked[position[id(p)]]
+        if not isinstance(result, FileRejected):
+            try:
+                result = _write(p, *result, staging_dir)
+            except FileRejected as exc:
+                result = exc
+            except pl.exceptions.PolarsError as exc:  # quarantine frames an adapter shaped wrongly
+                result = crash("ADAPTER_ERROR", p.ctx.original_name, f"the {p.adapter.format} adapter's output", exc)
+        outcomes.append(rejected(p.landed, p.adapter.format, result.reason_code, result.detail)
+                        if isinstance(result, FileRejected) else result)
     return outcomes
 
 
@@ -132,10 +202,9 @@ def _write(p: _Parsed, accepted: pl.DataFrame, contract_rejects: pl.DataFrame, s
     )
     # Row conservation is a contract, not a hope: every input row is accepted or quarantined.
     if accepted.height + quarantined.height != parsed.rows_in:
-        raise AssertionError(
-            f"{ctx.original_name}: {parsed.rows_in} rows in, {accepted.height} accepted + "
-            f"{quarantined.height} quarantined"
-        )
+        raise FileRejected("ROWS_NOT_CONSERVED",
+                           f"{ctx.original_name}: {parsed.rows_in} rows in, {accepted.height} accepted + "
+                           f"{quarantined.height} quarantined (an adapter bug: nothing of the file is loaded)")
     staging_dir.mkdir(parents=True, exist_ok=True)
     stem = staging_dir / f"{landed.source_name}.{landed.file_sha256[:16]}"
     accepted_path = Path(f"{stem}.{p.adapter.table}.parquet")

@@ -7,7 +7,9 @@ few seconds it takes to start workers would cost more than they save.
 """
 import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,6 +20,8 @@ ENV = "PROVIDER_EVAL_STAGE_PROCESSES"
 AUTO_MIN_BYTES = 256 * 2**20
 
 _pool: ProcessPoolExecutor | None = None
+_workers = 1
+_replacing = threading.Lock()
 
 
 def wanted(landed_bytes: int) -> bool:
@@ -33,13 +37,12 @@ def wanted(landed_bytes: int) -> bool:
 @contextmanager
 def processes(enabled: bool, workers: int | None = None):
     """While open (and enabled), stage_files runs batches in a pool of worker processes."""
-    global _pool
+    global _pool, _workers
     if not enabled:
         yield
         return
-    # spawn, not fork: the flow process holds threads (Prefect, DuckDB) that fork would copy mid-state.
-    _pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1,
-                                mp_context=multiprocessing.get_context("spawn"))
+    _workers = workers or os.cpu_count() or 1
+    _pool = _new_pool()
     try:
         yield
     finally:
@@ -47,9 +50,44 @@ def processes(enabled: bool, workers: int | None = None):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def stage_files(batch: list, staging_dir: Path) -> list[stage.FileOutcome]:
-    """flows.ingest.stage.stage_files, in a worker process when a pool is open (same result either way)."""
+def _new_pool() -> ProcessPoolExecutor:
+    # spawn, not fork: the flow process holds threads (Prefect, DuckDB) that fork would copy mid-state.
+    return ProcessPoolExecutor(max_workers=_workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _submit(batch: list, staging_dir: Path) -> list[stage.FileOutcome]:
+    """One batch in the pool; a pool broken by a dead worker is replaced first."""
+    global _pool
     pool = _pool
-    if pool is None:
+    try:
+        future = pool.submit(stage.stage_files, batch, staging_dir)
+    except BrokenProcessPool:
+        with _replacing:  # batches run on several threads: one of them replaces the broken pool
+            if _pool is pool:
+                _pool = _new_pool()
+                pool.shutdown(wait=False, cancel_futures=True)
+            pool = _pool
+        future = pool.submit(stage.stage_files, batch, staging_dir)
+    return future.result()
+
+
+def stage_files(batch: list, staging_dir: Path) -> list[stage.FileOutcome]:
+    """flows.ingest.stage.stage_files, in a worker process when a pool is open (same result either way).
+
+    A worker that dies (killed, out of memory) or cannot send its result back fails only the file
+    that caused it: the batch is retried file by file, and a file that fails alone is rejected
+    (WORKER_ERROR), so the refresh goes on.
+    """
+    if _pool is None:
         return stage.stage_files(batch, staging_dir)
-    return pool.submit(stage.stage_files, batch, staging_dir).result()
+    try:
+        return _submit(batch, staging_dir)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the per-file error boundary around the worker
+        if len(batch) == 1:
+            landed, fmt, _ = batch[0]
+            name = Path(landed.original_path).name
+            return [stage.rejected(landed, fmt, "WORKER_ERROR",
+                                   stage.crash("WORKER_ERROR", name, "the worker process staging it", exc).detail)]
+    return [outcome for one in batch for outcome in stage_files([one], staging_dir)]

@@ -27,6 +27,9 @@ SLO_KEYS = {f"{metric}_{stat}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
             for stat in ("mean", "median", "p90", "p95", "p99")}
 
 
+MAX_QUANTITY = Decimal(10) ** (QUANTITY.precision - QUANTITY.scale)
+
+
 def _decimal(value, field: str, where: str) -> Decimal:
     try:
         number = Decimal(str(value))
@@ -34,6 +37,8 @@ def _decimal(value, field: str, where: str) -> Decimal:
         raise ConfigError(f"{where}: {field} {value!r} is not a number") from None
     if not number.is_finite():
         raise ConfigError(f"{where}: {field} {value!r} is not finite")
+    if abs(number) >= MAX_QUANTITY:  # the column is DECIMAL(38, 6): a bigger value cannot be stored
+        raise ConfigError(f"{where}: {field} {value!r} is too large (at most {MAX_QUANTITY:.0e})")
     return number
 
 

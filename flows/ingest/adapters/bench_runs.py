@@ -31,6 +31,7 @@ WHOLE_NUMBERS = ["max_concurrency", "input_len_tokens", "output_len_tokens"]
 TEXT = ["workload_id", "scenario", "label", "request_rate_raw", "latency_stats_ms_json"]
 STARTED = "started_at_unix_s"  # when the run started, as Unix seconds (only some formats say)
 MAX_DURATION_S = 365 * 24 * 3600
+MAX_WHOLE = 2**63 - 1  # whole-number columns are 64-bit
 # Percentile keys such as p99_ttft_ms / p99.9_e2el_ms / P99 TTFT (ms): the metric and the statistic.
 STAT_ALIASES = {"mean": "mean", "median": "median", "std": "std", "p50": "median"}
 
@@ -73,7 +74,11 @@ def number(value, name: str, problems: list) -> float | None:
         problems.append(("METRIC_NOT_NUMERIC", f"{name} {value!r} is not a number"))
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # a JSON integer of hundreds of digits
+            problems.append(("METRIC_OUT_OF_RANGE", f"{name} {str(value)[:40]}... ({len(str(value))} digits) is too large"))
+            return None
     if isinstance(value, str):
         try:
             return float(value.strip())  # 'NaN', 'inf' parse: the rules then name them
@@ -88,8 +93,8 @@ def whole_number(value, name: str, problems: list) -> int | None:
     got = number(value, name, problems)
     if got is None:
         return None
-    if not math.isfinite(got) or got < 0 or got != int(got):
-        problems.append(("METRIC_OUT_OF_RANGE", f"{name} {value!r} is not a whole number >= 0"))
+    if not math.isfinite(got) or got < 0 or got != int(got) or int(got) > MAX_WHOLE:
+        problems.append(("METRIC_OUT_OF_RANGE", f"{name} {str(value)[:40]!r} is not a whole number from 0 to {MAX_WHOLE}"))
         return None
     return int(got)
 

@@ -30,6 +30,35 @@ def cell(value) -> str | None:
     return text or None
 
 
+def number(value) -> float | None:
+    """A JSON number (or numeric text) as a float; anything else (a list, 'N/A', true) is None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:  # a 400-digit integer is no float
+            return None
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def joined(values):
+    """A provider's list of names (regions, locations) as one comma-separated cell.
+
+    A list of scalars is joined (numbers as written); anything else is returned as it is, so a
+    nested value reaches `to_result`, which quarantines it as FIELD_TYPE_INVALID."""
+    if values is None or values == []:
+        return None
+    if isinstance(values, list) and all(not isinstance(v, (list, dict)) for v in values):
+        return ",".join(c for c in map(cell, values) if c is not None) or None
+    return values
+
+
 def read_json(ctx: FileContext):
     """The file parsed as JSON; malformed JSON rejects the file, naming line and column."""
     text = read_text(ctx)
@@ -38,6 +67,8 @@ def read_json(ctx: FileContext):
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise FileRejected("JSON_MALFORMED", f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # an integer over Python's 4,300-digit limit
+        raise FileRejected("JSON_MALFORMED", f"a number has too many digits ({exc})") from None
 
 
 def expect_list(doc, key: str | None, what: str) -> list:
@@ -51,7 +82,7 @@ def expect_list(doc, key: str | None, what: str) -> list:
 
 def catalog_model(name: str | None) -> str | None:
     """The catalog model for a provider's GPU name via gpu_aliases.csv, or None."""
-    if name is None:
+    if name is None or isinstance(name, (list, dict)):
         return None
     return gpu_alias_table().get(" ".join(str(name).lower().split()))
 
@@ -63,6 +94,7 @@ def vram_scope_for(gpu_name: str | None, stated_gb: float | None, gpus: float | 
     the reading that matches the catalog wins; when neither does, per_gpu stands and VRAM_MISMATCH names it.
     """
     catalog = catalog_memory_gb().get(catalog_model(gpu_name) or "")
+    stated_gb, gpus = number(stated_gb), number(gpus)  # provider values may be any JSON type
     if catalog and stated_gb and gpus and gpus > 1:
         if abs(stated_gb - catalog) > catalog * VRAM_TOLERANCE and \
                 abs(stated_gb / gpus - catalog) <= catalog * VRAM_TOLERANCE:
@@ -83,8 +115,41 @@ def not_an_offer(row_number: int, source: dict, code: str, detail: str) -> dict:
     return {"row_number": row_number, "source": source, "problem": (code, detail)}
 
 
+def each_record(items: list, build, what: str) -> list[dict]:
+    """build(item, row) for each item of a provider's list, rows numbered from 1.
+
+    An item that is not an object, or whose values have types the adapter cannot read, becomes one
+    quarantined record naming its row: a provider's odd value is that row's problem, not the file's.
+    """
+    out = []
+    for row, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            out.append(not_an_offer(row, {"value": item}, "SCHEMA_DRIFT", f"row {row}: a {what} is not an object"))
+            continue
+        try:
+            out += build(item, row)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, ArithmeticError) as exc:
+            out.append(not_an_offer(row, item, "FIELD_TYPE_INVALID",
+                                    f"row {row}: a value of this {what} has a type the adapter cannot read ({exc})"))
+    return out
+
+
+def _wrong_type(r: dict) -> tuple[str, str] | None:
+    """FIELD_TYPE_INVALID for a record whose quote cell would hold a list or mapping (never stringified)."""
+    for name in COLUMNS:
+        value = r.get(name)
+        if isinstance(value, (list, dict)):
+            kind = "a list" if isinstance(value, list) else "a mapping"
+            shown = json.dumps(value, default=str)[:80]
+            return "FIELD_TYPE_INVALID", f"row {r['row_number']}: {name} is {kind} ({shown}), expected a single value"
+    return None
+
+
 def to_result(records: list[dict], ctx: FileContext) -> ParseResult:
     """Run the quote-csv rules on the mapped records; records that are not offers are quarantined as such."""
+    for r in records:
+        if "problem" not in r and (problem := _wrong_type(r)):
+            r["problem"] = problem
     offers = [r for r in records if "problem" not in r]
     others = [r for r in records if "problem" in r]
     schema = {"row_number": pl.Int64, **{f"raw_{c}": pl.String for c in COLUMNS},

@@ -1,16 +1,16 @@
 """digitalocean-sizes: DigitalOcean /v2/sizes; GPU droplets priced per droplet, hourly and monthly."""
 from flows.ingest.adapters.base import FileContext, ParseResult
 from flows.ingest.adapters.catalog_records import (
-    expect_list, not_an_offer, read_json, record, to_result, vram_scope_for)
+    each_record, expect_list, joined, not_an_offer, read_json, record, to_result, vram_scope_for)
 
 GIB = 2**30
 
 
 def _vram_gb(gpu_info: dict) -> float | None:
     """gpu_info.vram as decimal GB (DigitalOcean states it with a unit, usually gib)."""
-    vram = gpu_info.get("vram") or {}
+    vram = gpu_info.get("vram") if isinstance(gpu_info.get("vram"), dict) else {}
     amount, unit = vram.get("amount"), str(vram.get("unit", "")).lower()
-    if not isinstance(amount, (int, float)):
+    if not isinstance(amount, (int, float)) or isinstance(amount, bool):
         return None
     factor = {"gib": GIB / 1e9, "gb": 1.0, "mib": 2**20 / 1e9, "tib": 2**40 / 1e9}.get(unit)
     return None if factor is None else amount * factor
@@ -23,7 +23,7 @@ def _records(size: dict, row: int) -> list[dict]:
     vram = _vram_gb(gpu)
     common = dict(
         offer_id=size.get("slug"), gpu_model=gpu.get("model"), gpus_per_node=gpu.get("count"),
-        price_scope="per_node", currency="USD", region=",".join(size.get("regions") or []) or None,
+        price_scope="per_node", currency="USD", region=joined(size.get("regions")),
         vram_gb=vram, vram_scope=vram_scope_for(gpu.get("model"), vram, gpu.get("count")),
         notes=size.get("description"),
     )
@@ -38,10 +38,4 @@ def _records(size: dict, row: int) -> list[dict]:
 def parse(ctx: FileContext) -> ParseResult:
     """Read a /v2/sizes response into quote observations (one per size × hourly/monthly)."""
     sizes = expect_list(read_json(ctx), "sizes", "sizes")
-    records = []
-    for i, size in enumerate(sizes, start=1):
-        if not isinstance(size, dict):
-            records.append(not_an_offer(i, {"value": size}, "SCHEMA_DRIFT", "a size is not an object"))
-            continue
-        records += _records(size, i)
-    return to_result(records, ctx)
+    return to_result(each_record(sizes, _records, "size"), ctx)

@@ -73,10 +73,13 @@ def money_rules(name: str, expr: pl.Expr, prefix: str, allow_zero: bool) -> list
     return rules
 
 
+MAX_COUNT = 2**31 - 1  # counts are stored as 32-bit integers; a bigger one is no count of real things
+
+
 def as_count(expr: pl.Expr) -> pl.Expr:
-    """Text → positive integer; '3.5', 'eight', '0' and '-1' become null."""
+    """Text → positive integer that fits 32 bits; '3.5', 'eight', '0', '-1' and '3000000000' become null."""
     value = expr.cast(pl.Int64, strict=False)
-    return pl.when(expr.str.contains(r"^\d+$") & (value > 0)).then(value).otherwise(None)
+    return pl.when(expr.str.contains(r"^\d+$") & (value > 0) & (value <= MAX_COUNT)).then(value).otherwise(None)
 
 
 def enum_value(expr: pl.Expr, aliases: dict[str, str]) -> pl.Expr:

@@ -32,7 +32,7 @@ def _records(row: dict, line: int) -> list[dict]:
 
 def parse(ctx: FileContext) -> ParseResult:
     """Read a catalog CSV by header name; each row is one offer (spot is a separate row)."""
-    reader = csv.DictReader(io.StringIO(read_text(ctx).removeprefix("\ufeff"), newline=""), strict=True)
+    reader = csv.DictReader(io.StringIO(read_text(ctx, "catalog CSV").removeprefix("\ufeff"), newline=""), strict=True)
     try:
         header = [h.strip() for h in reader.fieldnames or []]
         missing, unknown = REQUIRED - set(header), set(header) - REQUIRED - OPTIONAL

@@ -2,7 +2,7 @@
 from decimal import Decimal
 
 from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
-from flows.ingest.adapters.catalog_records import not_an_offer, read_json, record, to_result
+from flows.ingest.adapters.catalog_records import each_record, not_an_offer, read_json, record, to_result
 
 
 def _price_dollars(cents) -> str | None:
@@ -14,14 +14,15 @@ def _price_dollars(cents) -> str | None:
 
 def _records(vm: dict, row: int) -> list[dict]:
     specs = vm.get("Specs") if isinstance(vm.get("Specs"), dict) else {}
-    gpus = [g for g in specs.get("gpus") or [] if isinstance(g, dict)]
+    listed = specs.get("gpus")
+    gpus = [g for g in listed if isinstance(g, dict)] if isinstance(listed, list) else []
     if not gpus:
         return [not_an_offer(row, vm, "NOT_A_GPU_OFFER", "Specs.gpus is empty")]
     if len({g.get("model") for g in gpus}) > 1:
         return [not_an_offer(row, vm, "GPU_MIXED", "one VM lists more than one GPU model")]
-    count = sum(g.get("count") or 0 for g in gpus if isinstance(g.get("count"), int))
+    count = sum(g["count"] for g in gpus if isinstance(g.get("count"), int) and not isinstance(g["count"], bool))
     model = gpus[0].get("model")
-    cpus = specs.get("cpus") or {}
+    cpus = specs.get("cpus") if isinstance(specs.get("cpus"), dict) else {}  # only read for the notes
     # Hot Aisle lists no VM id: the shape (GPUs, cores, RAM) names the offer.
     offer_id = f"{count}x{model}-{specs.get('cpu_cores')}c-{specs.get('ram_capacity')}B"
     return [record(row, vm, offer_id=offer_id, gpu_model=model, gpus_per_node=count or None,
@@ -37,10 +38,4 @@ def parse(ctx: FileContext) -> ParseResult:
         return to_result([], ctx)
     if not isinstance(doc, list):
         raise FileRejected("SCHEMA_DRIFT", "expected a top-level list of VMs (or null)")
-    records = []
-    for i, vm in enumerate(doc, start=1):
-        if not isinstance(vm, dict):
-            records.append(not_an_offer(i, {"value": vm}, "SCHEMA_DRIFT", "a VM is not an object"))
-            continue
-        records += _records(vm, i)
-    return to_result(records, ctx)
+    return to_result(each_record(doc, _records, "VM"), ctx)

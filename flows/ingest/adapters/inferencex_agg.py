@@ -1,6 +1,7 @@
 """inferencex-agg: InferenceX aggregate results (agg_*.json object or agg_bmk.json array).
 
 Throughputs there are per GPU and latencies in seconds; both are converted here, once."""
+import math
 import re
 
 from flows.ingest.adapters import bench_runs as br
@@ -22,6 +23,13 @@ def _gpus(doc: dict, problems: list) -> tuple[float | None, float | None, float 
         return None, None, None
     total = parts[0] * parts[1] * parts[2]  # DCP does not add GPUs
     return total, total, total
+
+
+def _count_text(gpus: float | None) -> str | None:
+    """The GPU count as the count rule reads it: '8' for 8.0; '2.5', 'nan' or 'inf' stay visible as such."""
+    if gpus is None:
+        return None
+    return str(int(gpus)) if math.isfinite(gpus) and gpus == int(gpus) else str(gpus)
 
 
 def _whole(per_gpu, gpus, name: str, problems: list) -> float | None:
@@ -66,7 +74,7 @@ def _record(doc: dict, index: int) -> br.RunRecord:
                                  "input_tput_per_gpu") if doc.get(k) is not None}
     return br.RunRecord(
         row_number=index, raw=dict(doc), values=values,
-        file_meta={"gpu_model": doc.get("hw"), "gpu_count": None if total_gpus is None else int(total_gpus),
+        file_meta={"gpu_model": doc.get("hw"), "gpu_count": _count_text(total_gpus),
                    "model_id": doc.get("model"), "precision": doc.get("precision"), "engine": doc.get("framework")},
         extra_meta=extra, latency_stats_ms=found,
         run_key=f"{doc.get('hw')}-{doc.get('framework')}-tp{doc.get('tp')}-conc{doc.get('conc')}-{index}",

@@ -1,7 +1,8 @@
 """Read a JSON document (or one JSON line) strictly: whole-file problems get a reason code."""
 import json
 
-from flows.ingest.adapters.base import FileContext, FileRejected, check_file_size, check_json_nesting, read_utf8
+from flows.ingest.adapters.base import (FileContext, FileRejected, LongLine, check_document_size, check_json_nesting,
+                                        read_capped_lines, read_utf8)
 
 
 class DuplicateKey(ValueError):
@@ -17,9 +18,20 @@ def _no_duplicates(pairs: list) -> dict:
     return seen
 
 
+class NumberTooLong(ValueError):
+    """A JSON number with more digits than Python converts (4,300): no measurement is that long."""
+
+
 def loads(text: str):
     """json.loads that refuses duplicate keys (NaN / Infinity literals parse: the rules name them)."""
-    return json.loads(text, object_pairs_hook=_no_duplicates)
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates)
+    except (json.JSONDecodeError, DuplicateKey):
+        raise
+    except ValueError as exc:  # int() refuses integers over sys.get_int_max_str_digits()
+        raise NumberTooLong(f"a number has too many digits ({exc})") from None
+    except RecursionError:
+        raise NumberTooLong("nested too deeply to parse") from None
 
 
 def _ends_early(exc: json.JSONDecodeError, text: str) -> bool:
@@ -27,9 +39,11 @@ def _ends_early(exc: json.JSONDecodeError, text: str) -> bool:
     return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
 
 
-def read_text(ctx: FileContext) -> str:
-    """The file's text; empty, non-UTF-8 or over-size files are rejected whole (base.read_utf8)."""
-    check_file_size(ctx)
+def read_text(ctx: FileContext, what: str = "JSON document") -> str:
+    """The text of a file parsed whole; empty, non-UTF-8 or over-size files are rejected whole.
+
+    Over the document cap (base.check_document_size) is TOO_LARGE before a byte is read."""
+    check_document_size(ctx, what)
     return read_utf8(ctx.path, ctx.original_name)
 
 
@@ -41,6 +55,8 @@ def read_document(ctx: FileContext):
         return loads(text)
     except DuplicateKey as exc:
         raise FileRejected("SCHEMA_DRIFT", str(exc)) from None
+    except NumberTooLong as exc:
+        raise FileRejected("JSON_MALFORMED", str(exc)) from None
     except json.JSONDecodeError as exc:
         # The parser ran off the end of the text: the file was cut short (a killed writer, a
         # partial download), so none of it is trusted.
@@ -49,14 +65,18 @@ def read_document(ctx: FileContext):
         raise FileRejected("JSON_MALFORMED", f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
 
 
-def read_lines(text: str, is_result, what: str):
+def read_lines(ctx: FileContext, is_result, what: str):
     """JSON Lines: (line number, object) for each good line, and (line, code, detail, text) for each bad one.
 
-    One bad line never hides the lines after it; only the last line can be TRUNCATED (a killed
-    writer), any other unreadable line is JSON_MALFORMED."""
+    Lines are split on '\\n' only and read in chunks (base.read_capped_lines): a line over the record
+    cap is LINE_TOO_LONG without being parsed. One bad line never hides the lines after it; only the
+    last line can be TRUNCATED (a killed writer), any other unreadable line is JSON_MALFORMED."""
     good, bad = [], []
-    lines = text.splitlines()
+    lines = read_capped_lines(ctx)
     for number, line in enumerate(lines, start=1):
+        if isinstance(line, LongLine):
+            bad.append((number, "LINE_TOO_LONG", line.detail(), line.head))
+            continue
         if not line.strip():
             continue
         try:
@@ -64,8 +84,12 @@ def read_lines(text: str, is_result, what: str):
         except DuplicateKey as exc:
             bad.append((number, "SCHEMA_DRIFT", f"line {number}: {exc}", line))
             continue
+        except NumberTooLong as exc:
+            bad.append((number, "JSON_MALFORMED", f"line {number}: {exc}", line))
+            continue
         except json.JSONDecodeError as exc:
-            cut = number == len(lines) and not text.endswith("\n") and _ends_early(exc, line)
+            # The file's last line (no newline after it) ran off its end: a killed writer.
+            cut = number == len(lines) and _ends_early(exc, line)
             bad.append((number, "TRUNCATED" if cut else "JSON_MALFORMED",
                         f"line {number} column {exc.colno}: {exc.msg}", line))
             continue

@@ -7,7 +7,8 @@ import re
 from pathlib import Path, PurePath
 
 from flows.ingest.adapters import bench_runs as br
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.base import (DEFAULT_MAX_DOCUMENT_BYTES, FileContext, FileRejected, ParseResult,
+                                        check_json_nesting, physical_lines)
 from flows.ingest.adapters.json_text import loads, read_text
 
 LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.+?)\s*$")
@@ -42,8 +43,17 @@ def _system(ctx: FileContext, system: str, problems: list) -> dict:
     suffix = str(PurePath("systems", f"{system}.json"))
     for original, landed in ctx.companions.items():
         if original.endswith(suffix):
+            size = Path(landed).stat().st_size
+            if size > (ctx.defaults.get("max_file_bytes") or DEFAULT_MAX_DOCUMENT_BYTES):  # parsed whole: memory
+                problems.append(("SYSTEM_JSON_INVALID", f"{suffix} is {size:,} bytes, over the document cap"))
+                return {}
             try:
-                doc = loads(Path(landed).read_text(encoding="utf-8"))
+                text = Path(landed).read_text(encoding="utf-8")
+                check_json_nesting(text, suffix)
+                doc = loads(text)
+            except FileRejected as exc:
+                problems.append(("SYSTEM_JSON_INVALID", f"{suffix}: {exc.detail}"))
+                return {}
             except (ValueError, UnicodeDecodeError) as exc:
                 problems.append(("SYSTEM_JSON_INVALID", f"{suffix}: {str(exc).splitlines()[0]}"))
                 return {}
@@ -56,7 +66,7 @@ def _system(ctx: FileContext, system: str, problems: list) -> dict:
 def software(framework: str | None) -> dict:
     """'vLLM 0.4.3+rocm614, PyTorch 2.3.0, ROCm 6.1.2' → engine, engine_version, rocm_version."""
     out = {}
-    for part in (framework or "").split(","):
+    for part in (framework if isinstance(framework, str) else "").split(","):
         match = FRAMEWORK.match(part)
         if not match:
             continue
@@ -70,9 +80,9 @@ def software(framework: str | None) -> dict:
 
 def parse(ctx: FileContext) -> ParseResult:
     """One summary = one run (a scenario of a benchmark on a system)."""
-    text = read_text(ctx)
+    text = read_text(ctx, "MLPerf summary")
     fields: dict = {}
-    for line in text.splitlines():
+    for line in physical_lines(text):
         match = LINE.match(line)
         if match:
             fields.setdefault(match.group(1), match.group(2))  # the headline rate is printed twice

@@ -3,15 +3,16 @@
 Each billing option becomes one quote-csv row, so both formats share every rule and the contract.
 """
 import datetime as dt
+import json
 from decimal import Decimal
 
 import polars as pl
 import yaml
 
-from flows.ingest.adapters.base import (MAX_NESTING, FileContext, FileRejected, ParseResult, check_file_size,
-                                        max_line_chars, read_utf8)
+from flows.ingest.adapters.base import (MAX_NESTING, QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult,
+                                        check_document_size, max_line_chars, read_utf8)
 from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
-from flows.ingest.yaml_lines import load_yaml_with_lines
+from flows.ingest.yaml_lines import AmbiguousScalar, load_yaml_with_lines
 from provider_eval.errors import ConfigError
 
 COLUMNS = REQUIRED | OPTIONAL
@@ -28,9 +29,11 @@ OPTION_KEYS = OPTION_ONLY | SHARED
 
 
 def _cell(value, where: str) -> str | None:
-    """A YAML scalar as the text a CSV cell would hold."""
+    """A YAML scalar as the text a CSV cell would hold (an ambiguous scalar as written: its row is quarantined)."""
     if value is None:
         return None
+    if isinstance(value, AmbiguousScalar):
+        return str.__str__(value)
     if isinstance(value, (dict, list)):
         kind = "mapping" if isinstance(value, dict) else "list"
         raise FileRejected("SCHEMA_DRIFT", f"{where}: expected a single value, got a {kind}")
@@ -79,8 +82,21 @@ def _rows(doc) -> list[dict]:
             merged = {k: v for k, v in quote.items() if k != "billing"} | dict(option)
             line = getattr(option, "line", 0)
             record = {f"raw_{c}": _cell(merged.get(c), f"line {line}: {c}") for c in sorted(COLUMNS)}
-            rows.append({"row_number": line, **record})
+            ambiguous = [v for v in merged.values() if isinstance(v, AmbiguousScalar)]
+            rows.append({"row_number": line, **record,
+                         "_ambiguous": "; ".join(f"line {v.line}: {v.key} {v.reason}" for v in ambiguous) or None})
     return rows
+
+
+def _ambiguous_rows(rows: list[dict], ctx: FileContext) -> tuple[list[dict], pl.DataFrame]:
+    """Rows holding a scalar YAML 1.1 and 1.2 read differently are quarantined whole (never guessed)."""
+    bad = [r for r in rows if r["_ambiguous"]]
+    quarantined = pl.DataFrame(
+        [{"row_number": r["row_number"], "reason_code": "AMBIGUOUS_YAML_SCALAR",
+          "detail": f"AMBIGUOUS_YAML_SCALAR: {ctx.original_name}: {r['_ambiguous']}",
+          "raw_record": json.dumps({k.removeprefix("raw_"): v for k, v in r.items() if k.startswith("raw_")})}
+         for r in bad], schema=QUARANTINE_COLUMNS)
+    return [{k: v for k, v in r.items() if k != "_ambiguous"} for r in rows if not r["_ambiguous"]], quarantined
 
 
 _OPENS = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
@@ -114,15 +130,19 @@ def _check_shape_before_parsing(text: str, ctx: FileContext) -> None:
 
 def parse(ctx: FileContext) -> ParseResult:
     """Read one quote-yaml file into canonical quote observations plus quarantined rows."""
-    check_file_size(ctx)
+    check_document_size(ctx, "YAML document")
     _check_shape_before_parsing(read_utf8(ctx.path, ctx.original_name), ctx)
     try:
-        doc = load_yaml_with_lines(ctx.path)
+        doc = load_yaml_with_lines(ctx.path, ambiguous="mark")
     except ConfigError as exc:
         # The loader names the landed path; the user knows the file by its original name.
         raise FileRejected("YAML_MALFORMED", str(exc).replace(str(ctx.path), ctx.original_name)) from None
-    rows = _rows(doc)
+    rows, ambiguous = _ambiguous_rows(_rows(doc), ctx)
     schema = {"row_number": pl.Int64, **{f"raw_{c}": pl.String for c in sorted(COLUMNS)}}
     raw = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
     raw = raw.with_columns(pl.lit(None, pl.String).alias("row_shape_problem"))
-    return parse_raw_quotes(raw, ctx)
+    parsed = parse_raw_quotes(raw, ctx)
+    if ambiguous.height:
+        parsed.quarantined = pl.concat([parsed.quarantined, ambiguous], how="diagonal_relaxed")
+        parsed.rows_in += ambiguous.height
+    return parsed

@@ -1,6 +1,6 @@
 """runpod-gputypes: RunPod GraphQL `gpuTypes` response; prices per GPU-hour by tier and commitment."""
 from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
-from flows.ingest.adapters.catalog_records import not_an_offer, read_json, record, to_result
+from flows.ingest.adapters.catalog_records import each_record, not_an_offer, read_json, record, to_result
 
 # Field → (billing model, tier, commitment term in hours). RunPod prices each per GPU-hour.
 PRICE_FIELDS = {
@@ -40,13 +40,8 @@ def parse(ctx: FileContext) -> ParseResult:
     doc = read_json(ctx)
     if isinstance(doc, dict) and doc.get("errors"):
         raise FileRejected("API_ERROR", f"GraphQL errors: {str(doc['errors'])[:200]}")
-    types = (doc.get("data") or {}).get("gpuTypes") if isinstance(doc, dict) else doc
+    data = doc.get("data") if isinstance(doc, dict) else None
+    types = (data.get("gpuTypes") if isinstance(data, dict) else None) if isinstance(doc, dict) else doc
     if not isinstance(types, list):
         raise FileRejected("SCHEMA_DRIFT", "expected data.gpuTypes to be a list")
-    records = []
-    for i, gpu in enumerate(types, start=1):
-        if not isinstance(gpu, dict):
-            records.append(not_an_offer(i, {"value": gpu}, "SCHEMA_DRIFT", "a GPU type is not an object"))
-            continue
-        records += _records(gpu, i)
-    return to_result(records, ctx)
+    return to_result(each_record(types, _records, "GPU type"), ctx)

@@ -3,7 +3,7 @@ import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
 from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult
-from flows.ingest.adapters.json_text import read_lines, read_text
+from flows.ingest.adapters.json_text import read_lines
 from flows.ingest.adapters.vllm_serve import latency_stats, requests_frame
 
 SERVER_INFO_KEYS = ("model_path", "tp_size", "dp_size", "pp_size", "version", "dtype", "kv_cache_dtype",
@@ -26,7 +26,8 @@ def _record(doc: dict, line: int) -> br.RunRecord:
     rate_per_s = None if rate_raw is None or rate_raw.lower() in ("inf", "infinity", "trace") else br.number(rate, "request_rate", problems)
     total = num("total_throughput")
     if total is None and doc.get("input_throughput") is not None and doc.get("output_throughput") is not None:
-        total = num("input_throughput") + num("output_throughput")  # older clients print no total
+        parts = num("input_throughput"), num("output_throughput")  # older clients print no total
+        total = None if None in parts else parts[0] + parts[1]
     values = {
         "completed": num("completed"), "attempted": num("num_prompts"), "duration_s": num("duration"),
         "request_rate_per_s": rate_per_s, "request_rate_raw": rate_raw,
@@ -58,8 +59,7 @@ def _record(doc: dict, line: int) -> br.RunRecord:
 
 def parse(ctx: FileContext) -> ParseResult:
     """Each non-blank line is one run; a line that is not a JSON object is quarantined on its own."""
-    text = read_text(ctx)
-    good, bad = read_lines(text, lambda d: isinstance(d, dict) and "completed" in d and "duration" in d,
+    good, bad = read_lines(ctx, lambda d: isinstance(d, dict) and "completed" in d and "duration" in d,
                            "an SGLang bench_serving result object")
     records = [_record(doc, number) for number, doc in good]
     rows_in = len(good) + len(bad)

@@ -87,7 +87,7 @@ def _records(row: dict, line: int) -> list[dict]:
 
 def parse(ctx: FileContext) -> ParseResult:
     """Read a vms.csv by header name (column order differs between clouds)."""
-    text = read_text(ctx).removeprefix("\ufeff")
+    text = read_text(ctx, "catalog CSV").removeprefix("\ufeff")
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
         header = [h.strip() for h in reader.fieldnames or []]

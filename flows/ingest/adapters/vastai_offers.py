@@ -1,6 +1,6 @@
 """vastai-offers: `vastai search offers --raw` JSON; dph_total is $/h for the whole machine slice."""
 from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
-from flows.ingest.adapters.catalog_records import not_an_offer, read_json, record, to_result
+from flows.ingest.adapters.catalog_records import each_record, not_an_offer, read_json, record, to_result
 
 MIB = 2**20
 
@@ -30,10 +30,4 @@ def parse(ctx: FileContext) -> ParseResult:
     offers = doc.get("offers") if isinstance(doc, dict) else doc
     if not isinstance(offers, list):
         raise FileRejected("SCHEMA_DRIFT", "expected a list of offers (or an 'offers' list)")
-    records = []
-    for i, offer in enumerate(offers, start=1):
-        if not isinstance(offer, dict):
-            records.append(not_an_offer(i, {"value": offer}, "SCHEMA_DRIFT", "an offer is not an object"))
-            continue
-        records += _records(offer, i)
-    return to_result(records, ctx)
+    return to_result(each_record(offers, _records, "offer"), ctx)

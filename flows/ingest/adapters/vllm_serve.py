@@ -6,7 +6,7 @@ import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
 from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult
-from flows.ingest.adapters.json_text import read_document, read_lines, read_text
+from flows.ingest.adapters.json_text import read_document, read_lines
 
 # Keys the benchmark client writes itself; any other top-level key came from --metadata KEY=VALUE.
 CLIENT_KEYS = {
@@ -168,7 +168,8 @@ def parse(ctx: FileContext) -> ParseResult:
     try:
         doc = read_document(ctx)
     except FileRejected as exc:
-        if exc.reason_code != "JSON_MALFORMED" or "Extra data" not in exc.detail:
+        # Too large to parse whole, or several objects: read as --append-result lines, each capped.
+        if exc.reason_code != "TOO_LARGE" and (exc.reason_code != "JSON_MALFORMED" or "Extra data" not in exc.detail):
             raise
         return _appended(ctx)
     if not isinstance(doc, dict):
@@ -180,7 +181,7 @@ def parse(ctx: FileContext) -> ParseResult:
 
 def _appended(ctx: FileContext) -> ParseResult:
     """--append-result: results separated by newlines; a bad line is quarantined on its own."""
-    good, bad = read_lines(read_text(ctx), _is_result, "a vllm bench serve result object")
+    good, bad = read_lines(ctx, _is_result, "a vllm bench serve result object")
     quarantined = pl.DataFrame([br.quarantine_line(*b) for b in bad], schema=QUARANTINE_COLUMNS) if bad else None
     records = [record(doc, number, f"L{number}") for number, doc in good]
     return br.build(records, ctx, "vllm-serve", rows_in=len(good) + len(bad), quarantined=quarantined)

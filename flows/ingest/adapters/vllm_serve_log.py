@@ -4,8 +4,7 @@ import re
 import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
-from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult
-from flows.ingest.adapters.json_text import read_text
+from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, LongLine, ParseResult, read_capped_lines
 
 HEADER = re.compile(r"=+\s*Serving Benchmark Result\s*=+")
 END = re.compile(r"^=+\s*$")
@@ -65,29 +64,52 @@ def _record(lines: list[str], preamble: dict, row_number: int) -> br.RunRecord:
                         run_key=f"L{row_number}", problems=problems)
 
 
+def _is_metric(text: str) -> bool:
+    """A result line (a field or a latency statistic), as opposed to the next run's preamble or noise."""
+    match = LINE.match(text)
+    return bool(match) and (match.group(1) in FIELDS or bool(LATENCY.match(match.group(1))))
+
+
+def _preamble(lines: list[str]) -> dict:
+    """The load settings (rate, concurrency) printed in these lines."""
+    found = {}
+    for text in lines:
+        match = LINE.match(text)
+        if match and (match.group(1) in RATE_LABELS or match.group(1) == CONCURRENCY_LABEL):
+            found[match.group(1)] = match.group(2)
+    return found
+
+
 def parse(ctx: FileContext) -> ParseResult:
-    """Every result block in the log becomes one run; a block cut off by the log's end is quarantined."""
-    lines = read_text(ctx).splitlines()
+    """Every result block in the log becomes one run; a block cut off (by the log's end or by the next
+    block's header) is quarantined as TRUNCATED, and the next block still parses."""
+    # Read in chunks; a line over the record cap (a progress bar redrawn with '\\r' for hours) is only its head.
+    lines = [line.head if isinstance(line, LongLine) else line for line in read_capped_lines(ctx)]
     records, quarantined, preamble, i = [], [], {}, 0
     while i < len(lines):
-        text = lines[i]
-        if not HEADER.search(text):
-            match = LINE.match(text)
-            if match and (match.group(1) in RATE_LABELS or match.group(1) == CONCURRENCY_LABEL):
-                preamble[match.group(1)] = match.group(2)
+        if not HEADER.search(lines[i]):
+            preamble.update(_preamble([lines[i]]))
             i += 1
             continue
         start, body = i + 1, []
         i += 1
-        while i < len(lines) and not END.match(lines[i].strip()):
+        # A block is delimited by headers: it ends at its closing '=====' line, or is cut off by the
+        # log's end or by the next header (a killed client's log followed by the next run's).
+        while i < len(lines) and not END.match(lines[i].strip()) and not HEADER.search(lines[i]):
             body.append(lines[i])
             i += 1
-        if i >= len(lines):
-            quarantined.append(br.quarantine_line(start, "TRUNCATED", f"the result block starting on line {start} has no closing '=====' line", "\n".join(body)))
-        else:
+        if i < len(lines) and END.match(lines[i].strip()):
             records.append(_record(body, preamble, start))
-        preamble = {}
-        i += 1
+            preamble = {}
+            i += 1
+            continue
+        # Cut off: what follows its last result line is the next run's preamble, not this block's.
+        last = max((n for n, text in enumerate(body) if _is_metric(text)), default=-1)
+        where = f"line {i + 1} starts the next block" if i < len(lines) else "the log ends"
+        quarantined.append(br.quarantine_line(
+            start, "TRUNCATED", f"line {start}: the result block has no closing '=====' line ({where})",
+            "\n".join(body[:last + 1])))
+        preamble = _preamble(body[last + 1:])
     if not records and not quarantined:
         raise FileRejected("SCHEMA_DRIFT", "no 'Serving Benchmark Result' block found")
     extra = pl.DataFrame(quarantined, schema=QUARANTINE_COLUMNS) if quarantined else None

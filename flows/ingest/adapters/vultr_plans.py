@@ -3,7 +3,7 @@ import re
 
 from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
 from flows.ingest.adapters.catalog_records import (
-    catalog_model, not_an_offer, read_json, record, to_result)
+    catalog_model, each_record, joined, not_an_offer, number, read_json, record, to_result)
 from flows.ingest.adapters.fields import catalog_memory_gb
 
 # Bare metal: vbm-<cores>c-<ram>gb-<gpu count>-<gpu>-gpu, e.g. vbm-256c-2048gb-8-mi300x-gpu.
@@ -19,7 +19,10 @@ def _gpu_facts(plan: dict) -> tuple[str | None, int | None, float | None, str]:
         return m["gpu"], int(m["count"]), None, "count from the plan id"
     if m := VM_ID.match(pid):
         name = plan.get("gpu_type") or m["gpu"]
-        vram = float(plan.get("gpu_vram_gb") or m["vram"])
+        stated = plan.get("gpu_vram_gb")
+        vram = number(m["vram"] if stated is None else stated)
+        if vram is None:
+            return name, None, None, f"gpu_vram_gb {stated!r} is not a number"
         per_gpu = catalog_memory_gb().get(catalog_model(name) or "")
         # The id states total VRAM only; a whole number of catalog GPUs is the GPU count, else a
         # fraction of one GPU (vGPU slice), which is not a rentable GPU and is named as such.
@@ -37,12 +40,14 @@ def _records(plan: dict, row: int, kind: str) -> list[dict]:
     gpu, count, vram, how = _gpu_facts(plan)
     if gpu is None:
         return [not_an_offer(row, plan, "NOT_A_GPU_OFFER", f"plan {plan.get('id')!r} is not a GPU plan")]
+    if count is None and vram is None and how:
+        return [not_an_offer(row, plan, "VRAM_NOT_NUMERIC", f"row {row}: plan {plan.get('id')!r}: {how}")]
     if count is None:
         return [not_an_offer(row, plan, "GPU_COUNT_INVALID", f"plan {plan.get('id')!r}: {how}")]
     on_demand = plan.get("deploy_ondemand", True)
     preemptible = plan.get("deploy_preemptible", "hourly_cost_preemptible" in plan)
     common = dict(offer_id=plan.get("id"), gpu_model=gpu, gpus_per_node=count, price_scope="per_node",
-                  currency="USD", region=",".join(plan.get("locations") or []) or None,
+                  currency="USD", region=joined(plan.get("locations")),
                   vram_gb=vram, vram_scope="per_node" if vram else None, notes=f"{kind}; {how}")
     out = []
     if on_demand:
@@ -66,10 +71,4 @@ def parse(ctx: FileContext) -> ParseResult:
     keys = [k for k in ("plans", "plans_metal") if isinstance(doc, dict) and isinstance(doc.get(k), list)]
     if len(keys) != 1:
         raise FileRejected("SCHEMA_DRIFT", "expected a top-level 'plans' or 'plans_metal' list")
-    records = []
-    for i, plan in enumerate(doc[keys[0]], start=1):
-        if not isinstance(plan, dict):
-            records.append(not_an_offer(i, {"value": plan}, "SCHEMA_DRIFT", "a plan is not an object"))
-            continue
-        records += _records(plan, i, keys[0])
-    return to_result(records, ctx)
+    return to_result(each_record(doc[keys[0]], lambda plan, i: _records(plan, i, keys[0]), "plan"), ctx)
