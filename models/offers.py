@@ -46,6 +46,8 @@ class QuoteObservation(Lineage):
     commitment_term_hours: MONEY = pa.Field(nullable=True, gt=Decimal(0))
     vram_bytes_stated: pl.Int64 = pa.Field(nullable=True, gt=0)
     observed_at_stated: bool
+    # Where observed_at came from (docs/inputs.md "When a price was observed"): only landed_at is undated.
+    observed_at_basis: str = pa.Field(isin=["row", "source_default", "fetched_at", "landed_at"])
     max_quote_age_days: pl.Int32 = pa.Field(nullable=True, ge=0)
     quote_status: str = pa.Field(isin=["quoted", "requested"])
     requested_on: dt.date = pa.Field(nullable=True)

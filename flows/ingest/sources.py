@@ -1,4 +1,5 @@
 """Read sources.yaml: which inputs exist, their format and the metadata defaults they need."""
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,8 @@ SIZE_LIMIT_KEYS = ("max_file_bytes", "max_line_chars")
 DEFAULT_KEYS = {
     "provider", "gpu_model", "gpu_count", "model_id", "precision", "engine",
     "engine_version", "rocm_version", "currency", "region", "node_count",
+    # When a quote source's undated rows were observed (a date or an ISO time with an offset).
+    "observed_at",
 }
 KINDS = {"quotes", "benchmarks"}
 
@@ -70,6 +73,30 @@ def _check_age(value, where: str):
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigError(f"{where}: max_quote_age_days must be a whole number of days >= 0, got {value!r}")
     return value
+
+
+def _check_observed_at(value, kind: str, where: str) -> str:
+    """defaults.observed_at: a date (midnight UTC) or an ISO time with an offset, not in the future; as ISO UTC text."""
+    if kind != "quotes":
+        raise ConfigError(f"{where}: defaults.observed_at applies to quote sources only")
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value) if len(value.strip()) == 10 else dt.datetime.fromisoformat(
+                value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"{where}: defaults.observed_at {value!r} is not a date (2025-09-17) or an "
+                              "ISO-8601 time with an offset (2025-09-17T00:00:00Z)") from None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            raise ConfigError(f"{where}: defaults.observed_at {value.isoformat()} has no UTC offset (add Z or +hh:mm)")
+        stamp = value.astimezone(dt.timezone.utc)
+    elif isinstance(value, dt.date):
+        stamp = dt.datetime.combine(value, dt.time(), tzinfo=dt.timezone.utc)
+    else:
+        raise ConfigError(f"{where}: defaults.observed_at {value!r} is not a date or an ISO-8601 time")
+    if stamp > dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1):
+        raise ConfigError(f"{where}: defaults.observed_at {stamp.isoformat()} is in the future")
+    return stamp.isoformat()
 
 
 def _check_size_limits(raw: dict, where: str) -> dict:
@@ -155,12 +182,17 @@ def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source
     unknown = set(defaults) - DEFAULT_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown default(s) {sorted(unknown)}; allowed: {sorted(DEFAULT_KEYS)}")
+    defaults = dict(defaults)
+    if defaults.get("observed_at") is not None:
+        defaults["observed_at"] = _check_observed_at(defaults["observed_at"], raw["kind"], where)
+    # A source's own `max_quote_age_days: null` means no age limit for it, whatever settings say
+    # (an undated hypothetical example cannot pass any limit); an absent key inherits settings.
     max_age = _check_age(raw.get("max_quote_age_days"), where)
-    if max_age is None:
+    if "max_quote_age_days" not in raw:
         max_age = (settings or {}).get("max_quote_age_days")
     return Source(
         name=raw["name"], kind=raw["kind"], format=raw["format"], path=raw.get("path") or "",
-        base_dir=file.parent.resolve(), line=line, defaults=dict(defaults),
+        base_dir=file.parent.resolve(), line=line, defaults=defaults,
         max_quote_age_days=max_age, url=url, auth_env=auth_env, fetch=fetch,
         size_limits={**{k: v for k, v in (settings or {}).items() if k in SIZE_LIMIT_KEYS},
                      **_check_size_limits(raw, where)},

@@ -18,10 +18,12 @@ offers_priced as (
 
 source_observations as (
     -- Each source's newest observation of an offer key: provider × GPU model × GPUs per node × billing
-    -- option (billing model, tier, commitment term).
+    -- option (billing model, tier, commitment term); a dated one first (undated = landed_at).
     select
         provider, gpu_model, gpus_per_node, billing_model, tier, commitment_term_hours, source_name,
-        max(observed_at) as latest_observed_at,
+        bool_or(observed_at_basis != 'landed_at') as is_dated,
+        coalesce(max(observed_at) filter (where observed_at_basis != 'landed_at'), max(observed_at))
+            as latest_observed_at,
         list(distinct offer_id order by offer_id) as offer_ids
     from offers_priced
     group by all
@@ -29,12 +31,13 @@ source_observations as (
 
 source_ranks as (
     -- The same offer seen in several sources is costed once: the latest observation wins (ties: the
-    -- source name), so a catalog fetched today beats a price point noted last year.
+    -- source name), so a catalog fetched today beats a price point noted last year. An undated one
+    -- (its observed_at is only when the file landed) never beats a dated one (docs/inputs.md).
     select
         *,
         row_number() over (
             partition by provider, gpu_model, gpus_per_node, billing_model, tier, commitment_term_hours
-            order by latest_observed_at desc, source_name
+            order by is_dated desc, latest_observed_at desc, source_name
         ) as source_rank
     from source_observations
 ),
@@ -43,9 +46,10 @@ seen_elsewhere as (
     -- The sources that lost, kept as evidence on the winner.
     select
         w.provider, w.gpu_model, w.gpus_per_node, w.billing_model, w.tier, w.commitment_term_hours,
-        list(format('{} ({}, observed {})', l.source_name, array_to_string(l.offer_ids, ', '),
+        list(format('{} ({}, {} {})', l.source_name, array_to_string(l.offer_ids, ', '),
+                case when l.is_dated then 'observed' else 'undated, landed' end,
                 strftime(l.latest_observed_at, '%Y-%m-%d'))
-            order by l.latest_observed_at desc, l.source_name) as also_seen_in
+            order by l.is_dated desc, l.latest_observed_at desc, l.source_name) as also_seen_in
     from source_ranks as w
     join source_ranks as l
         on l.provider = w.provider and l.gpu_model = w.gpu_model and l.gpus_per_node = w.gpus_per_node

@@ -128,6 +128,8 @@ final as (
                 then 'ESTIMATED_THROUGHPUT: ' || estimate_basis end,
             case when list_contains(offer_warnings, 'PRICE_OUTLIER')
                 then 'PRICE_OUTLIER: ' || scope_detail || '; confirm the price with the provider' end,
+            case when list_contains(offer_warnings, 'OBSERVED_AT_UNKNOWN')
+                then 'OBSERVED_AT_UNKNOWN: the quote states no observation date (row, file or sources.yaml defaults.observed_at); its age is unknown' end,
             case when node_count > 1 and benchmark_node_count is null
                 then format('MULTI_NODE: {} nodes; throughput from runs on {} GPUs in total that do not state their node count', node_count, gpu_count)
                 when node_count > 1

@@ -83,6 +83,19 @@ def _first_seen() -> pl.Expr:
     return f.as_utc_timestamp(pl.col(FILE_SEEN_AT))
 
 
+def _observed(ctx: FileContext) -> tuple[pl.Expr, pl.Expr]:
+    """observed_at and its basis: the row's own time, else the source's defaults.observed_at, else when
+    the bytes arrived: fetched from a URL (an observation) or landed from a file (no date known)."""
+    stated = f.as_utc_timestamp(f.raw("observed_at"))
+    default = ctx.defaults.get("observed_at")  # ISO UTC text, checked by flows/ingest/sources.py
+    default_at = f.as_utc_timestamp(pl.lit(default, pl.String))
+    arrived = "fetched_at" if ctx.original_path.startswith(("http://", "https://")) else "landed_at"
+    basis = (pl.when(stated.is_not_null()).then(pl.lit("row"))
+             .when(pl.lit(default is not None)).then(pl.lit("source_default"))
+             .otherwise(pl.lit(arrived)))
+    return pl.coalesce(stated, default_at, _first_seen()), basis
+
+
 def _time_rules() -> list[Rule]:
     """Timestamps need an offset; dates are ISO; none in the future or before the catalog's era."""
     seen = _first_seen()
@@ -223,6 +236,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
     d = ctx.defaults
     stated_vram = _stated_vram_gb_per_gpu()
     max_age = d.get("max_quote_age_days")
+    observed_at, observed_at_basis = _observed(ctx)
     return frame.select(
         pl.lit(ctx.source_name).alias("source_name"),
         pl.col(FILE_NAME).alias("source_file"),
@@ -243,7 +257,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         *[f.as_money(f.raw(c).fill_null("0")).alias(c) for c in COST_LINES],
         f.as_date(f.raw("valid_from")).alias("valid_from"),
         f.as_date(f.raw("valid_until")).alias("valid_until"),
-        pl.coalesce(f.as_utc_timestamp(f.raw("observed_at")), _first_seen()).alias("observed_at"),
+        observed_at.alias("observed_at"),
         f.with_default("region", d).alias("region"),
         f.raw("notes").alias("notes"),
         *[f.raw(c).alias(c) for c in ("rocm_version", "os", "kernel", "amdgpu_driver_version")],
@@ -253,6 +267,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         (stated_vram * 1e9).round(0).cast(pl.Int64).alias("vram_bytes_stated"),
         # Without a stated time the file's arrival time stands in; recorded so history can tell.
         f.raw("observed_at").is_not_null().alias("observed_at_stated"),
+        observed_at_basis.alias("observed_at_basis"),
         pl.lit(max_age, pl.Int32).alias("max_quote_age_days"),
         f.enum_value(f.raw("quote_status").fill_null("quoted"), QUOTE_STATUSES).alias("quote_status"),
         f.as_date(f.raw("requested_on")).alias("requested_on"),
