@@ -15,7 +15,7 @@ INPUTS = {
         "storage_gb": "decimal(38, 6)", "egress_gb": "decimal(38, 6)", "setup_hours": "decimal(38, 6)",
         "utilisation": "decimal(38, 6)", "engine": "varchar", "model_id": "varchar", "precision": "varchar",
         "benchmark_workload_id": "varchar", "input_tokens": "bigint", "output_tokens": "bigint",
-        "shape_tolerance_pct": "double", "slo_json": "varchar",
+        "shape_tolerance_pct": "double", "slo_json": "varchar", "scenario": "varchar",
     },
     "offers": {
         "offer_id": "varchar", "provider": "varchar", "gpu_model": "varchar", "gpus_per_node": "integer",
@@ -28,7 +28,7 @@ INPUTS = {
         "support_usd_per_month": "decimal(18, 6)", "observed_at": "timestamptz", "is_stale": "boolean",
         "stale_reason": "varchar", "scope_reason": "varchar", "source_name": "varchar", "rocm_version": "varchar",
         "os": "varchar", "kernel": "varchar", "amdgpu_driver_version": "varchar", "fx_rate_date": "date",
-        "warnings": "varchar[]", "scope_detail": "varchar",
+        "warnings": "varchar[]", "scope_detail": "varchar", "observed_at_basis": "varchar",
     },
     "int_workload_throughput": {
         "workload_id": "varchar", "run_provider": "varchar", "gpu_model": "varchar", "gpu_count": "integer",
@@ -57,7 +57,7 @@ BENCH_RUNS = {
     "result_valid": "boolean", "completed": "double", "duration_s": "double", "units_per_hour": "double",
     "request_throughput_per_s": "double", "output_tokens_per_s": "double", "total_tokens_per_s": "double",
     "mean_input_tokens": "double", "mean_output_tokens": "double", "input_len_tokens": "bigint",
-    "output_len_tokens": "bigint", "source_name": "varchar", "file_sha256": "varchar",
+    "output_len_tokens": "bigint", "source_name": "varchar", "file_sha256": "varchar", "scenario": "varchar",
     **{c: "double" for c in LATENCY_COLUMNS},
 }
 MATCHING_MODELS = ["intermediate/int_benchmark_throughputs", "intermediate/int_workload_benchmark_matches",
@@ -92,7 +92,7 @@ def offer(offer_id, gpu_model="MI300X", price=Decimal("2"), gpus_per_node=1, pri
            "price_unit": price_unit, "price_scope": price_scope, "billing_granularity": billing_granularity,
            "billing_granularity_s": GRANULARITY_S[billing_granularity], "min_term_hours": 0,
            "storage_usd_per_gb_month": 0, "egress_usd_per_gb": 0, "licence_usd_per_hour": 0, "setup_fee_usd": 0,
-           "support_usd_per_month": 0, "observed_at": "2026-11-01 00:00:00+00", "is_stale": False,
+           "support_usd_per_month": 0, "observed_at": "2026-11-01 00:00:00+00", "observed_at_basis": "row", "is_stale": False,
            "source_name": "s", "fx_rate_date": "1970-01-01"}
     row.update(extra)
     return row
