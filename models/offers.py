@@ -7,6 +7,7 @@ import polars as pl
 from pandera.api.polars.types import PolarsData
 
 from models.common import TIME_UNITS, Lineage
+from models.plausibility import limit
 
 MONEY = pl.Decimal(18, 6)
 
@@ -18,7 +19,8 @@ class QuoteObservation(Lineage):
     offer_id: str = pa.Field(str_length={"min_value": 1})
     gpu_model: str = pa.Field(str_length={"min_value": 1})
     gpu_name_raw: str
-    gpus_per_node: pl.Int32 = pa.Field(ge=1, le=64)
+    # data/reference/plausibility_limits.csv gpus_per_node (64: no server holds more).
+    gpus_per_node: pl.Int32 = pa.Field(ge=1, le=int(limit("gpus_per_node")[1]))
     billing_model: str = pa.Field(isin=["on_demand", "spot", "monthly", "dedicated", "reserved"])
     # Decimal bounds: finite by construction; gt=0 is safe here (it is not on floats: NaN/Inf pass).
     # Null only on a requested quote (quote_status = requested); the check below holds quoted rows to it.

@@ -5,6 +5,7 @@ from flows.ingest.adapters import fields as f
 from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, Rule, apply_rules,
                                         empty_quarantine, quarantine_rows)
 from flows.ingest.adapters.csv_text import read_csv_rows
+from models import plausibility
 
 REQUIRED = {"offer_id", "gpu_model", "gpus_per_node", "price", "price_unit", "price_scope", "billing_model"}
 OPTIONAL = {
@@ -47,7 +48,7 @@ OFFER_KEY = ["offer_id", "billing_model", "tier", "commitment_term_hours"]
 HOURS_PER = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1.0, "month": 730.0}
 # A price per GPU-hour outside this band (in the quote's own currency) is a unit mistake:
 # '2000' labelled per hour, or '1.79' labelled per month. No rentable GPU is priced outside it.
-PLAUSIBLE_PER_GPU_HOUR = (0.02, 200.0)
+PLAUSIBLE_PER_GPU_HOUR = plausibility.limit("price_per_gpu_hour")  # data/reference/plausibility_limits.csv
 VRAM_TOLERANCE = 0.10  # GB vs GiB and usable vs marketed memory differ by < 10%; 80 vs 192 does not
 EARLIEST_QUOTE_DATE = "2015-01-01"  # before any GPU in the catalog shipped: a 1970/1900 placeholder
 # Facts of the file a row came from, carried as columns: the rules and canonical columns of many files
