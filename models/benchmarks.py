@@ -97,6 +97,8 @@ class BenchmarkRun(Lineage):
     # Nodes the run spanned, when the source states it (MLPerf number_of_nodes, vLLM --metadata
     # node_count, sources.yaml defaults); multi-node configurations match on it (docs/cost-model.md).
     node_count: pl.Int32 = pa.Field(nullable=True, ge=1, le=4096)
+    # sources.yaml `perf_confirmed: true`: the user vouches for runs far above published results.
+    perf_confirmed: bool
 
     # Plausibility (data/reference/plausibility_limits.csv): a check named IMPLAUSIBLE_VALUE… quarantines
     # the row with that reason code (flows/ingest/validate.py), naming the field and its value.

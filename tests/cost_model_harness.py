@@ -34,6 +34,7 @@ INPUTS = {
         "workload_id": "varchar", "run_provider": "varchar", "gpu_model": "varchar", "gpu_count": "integer",
         "units_per_hour": "double", "benchmark_runs": "bigint", "benchmark_run_ids": "varchar[]",
         "node_count": "integer", "slo_failed_run_ids": "varchar[]", "mismatch_detail": "varchar",
+        "perf_implausible_run_ids": "varchar[]",
     },
     "memory_fit": {
         "workload_id": "varchar", "gpu_model": "varchar", "gpu_count": "integer", "fits": "boolean",
@@ -58,9 +59,10 @@ BENCH_RUNS = {
     "request_throughput_per_s": "double", "output_tokens_per_s": "double", "total_tokens_per_s": "double",
     "mean_input_tokens": "double", "mean_output_tokens": "double", "input_len_tokens": "bigint",
     "output_len_tokens": "bigint", "source_name": "varchar", "file_sha256": "varchar", "scenario": "varchar",
+    "perf_confirmed": "boolean",
     **{c: "double" for c in LATENCY_COLUMNS},
 }
-MATCHING_MODELS = ["intermediate/int_benchmark_throughputs", "intermediate/int_workload_benchmark_matches",
+MATCHING_MODELS = ["intermediate/int_benchmark_plausibility", "intermediate/int_benchmark_throughputs", "intermediate/int_workload_benchmark_matches",
                    "intermediate/int_workload_throughput"]
 
 GRANULARITY_S = {"second": 1, "minute": 60, "hour": 3600, "month": 730 * 3600}
@@ -114,6 +116,8 @@ def build(workloads=(), offers=(), runs=(), memory=(), compat=(), validations=()
     con.execute(f"create table ref_gpus as select * from read_csv('{REFERENCE_DIR / 'gpus.csv'}', all_varchar=true)")
     con.execute("alter table ref_gpus alter memory_bandwidth_tbps type double")
     con.execute(f"create table ref_fx_rates as select * from read_csv('{REFERENCE_DIR / 'fx_rates.csv'}')")
+    for name in ("llm_models", "published_throughput_ceilings", "plausibility_limits"):  # PERF_IMPLAUSIBLE
+        con.execute(f"create table ref_{name} as select * from read_csv('{REFERENCE_DIR / (name + '.csv')}', header = true)")
     inputs = [("stg_workloads", workloads), ("offers", offers), ("memory_fit", memory), ("compat_checks", compat),
               ("hardware_validations", validations)]
     inputs.append(("stg_benchmark_runs", bench_runs) if bench_runs is not None else ("int_workload_throughput", runs))

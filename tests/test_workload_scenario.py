@@ -34,6 +34,8 @@ def _matches(workloads: list[tuple]) -> dict:
         'MI300X' as gpu_model, 8 as gpu_count, 'output_tokens' as unit, tps * 3600 as units_per_hour,
         'vllm' as engine, null::varchar as workload_id, 'llama-2-70b' as model_id, 'fp8' as precision
         from (values ('offline', {OFFLINE}), ('server', {SERVER})) v(run_id, tps)""")
+    con.execute("""create table int_benchmark_plausibility (run_id varchar, is_perf_implausible boolean,
+        perf_confirmed boolean, perf_detail varchar)""")  # both runs are the published results themselves
     rows = con.execute(f"select workload_id, run_id, match_status, mismatch_detail from ({MODEL})").fetchall()
     return {(w, r): (status, detail) for w, r, status, detail in rows}
 

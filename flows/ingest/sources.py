@@ -10,7 +10,7 @@ from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
 
 SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description", "max_quote_age_days",
-               "auth_env", "fetch", "max_file_bytes", "max_line_chars"}
+               "auth_env", "fetch", "max_file_bytes", "max_line_chars", "perf_confirmed"}
 # A `url:` source's download limits (flows/ingest/fetch.py FetchPolicy); each is optional.
 FETCH_KEYS = {"timeout_s", "deadline_s", "max_bytes", "attempts", "backoff_s", "max_retry_after_s"}
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -46,10 +46,15 @@ class Source:
     fetch: dict = field(default_factory=dict)
     # Size caps for this source's files (settings or the source); absent = the adapters' defaults.
     size_limits: dict = field(default_factory=dict)
+    # The user confirms this benchmark source's runs are real although far above every published
+    # result (PERF_IMPLAUSIBLE, docs/cost-model.md): its runs are ranked again.
+    perf_confirmed: bool = False
 
     def adapter_options(self) -> dict:
         """What the adapter receives: the defaults plus this source's quote settings and size caps."""
         options = {**self.defaults, **self.size_limits}
+        if self.perf_confirmed:
+            options["perf_confirmed"] = True
         if self.max_quote_age_days is None:
             return options
         return {**options, "max_quote_age_days": self.max_quote_age_days}
@@ -187,6 +192,11 @@ def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source
         defaults["observed_at"] = _check_observed_at(defaults["observed_at"], raw["kind"], where)
     # A source's own `max_quote_age_days: null` means no age limit for it, whatever settings say
     # (an undated hypothetical example cannot pass any limit); an absent key inherits settings.
+    confirmed = raw.get("perf_confirmed", False)
+    if not isinstance(confirmed, bool):
+        raise ConfigError(f"{where}: perf_confirmed must be true or false, got {confirmed!r}")
+    if confirmed and raw["kind"] != "benchmarks":
+        raise ConfigError(f"{where}: perf_confirmed applies to benchmark sources only")
     max_age = _check_age(raw.get("max_quote_age_days"), where)
     if "max_quote_age_days" not in raw:
         max_age = (settings or {}).get("max_quote_age_days")
@@ -196,6 +206,7 @@ def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source
         max_quote_age_days=max_age, url=url, auth_env=auth_env, fetch=fetch,
         size_limits={**{k: v for k, v in (settings or {}).items() if k in SIZE_LIMIT_KEYS},
                      **_check_size_limits(raw, where)},
+        perf_confirmed=confirmed,
     )
 
 

@@ -42,6 +42,12 @@ latencies as (
     ) on columns('_ms$') into name latency_column value latency_ms
 ),
 
+plausibility as (
+    -- Runs far above every published result for their GPU, model and precision (PERF_IMPLAUSIBLE).
+    select run_id, is_perf_implausible and not perf_confirmed as is_perf_excluded, perf_detail
+    from int_benchmark_plausibility
+),
+
 slos as (
     select workload_id, slo.key as latency_column, (slo_json::json ->> slo.key)::double as max_ms
     from workloads, unnest(json_keys(slo_json::json)) as slo(key)
@@ -107,9 +113,11 @@ checked as (
                 <= c.workload_output_tokens * c.shape_tolerance_pct / 100
         end as output_matches,
         coalesce(s.slo_met, true) as slo_met,
-        s.slo_detail
+        s.slo_detail,
+        coalesce(p.is_perf_excluded, false) as is_perf_excluded, p.perf_detail
     from candidates as c
     left join slo_results as s using (workload_id, run_id)
+    left join plausibility as p using (run_id)
 ),
 
 final as (
@@ -120,6 +128,8 @@ final as (
         workload_scenario, run_scenario, scenario_matches,
         case
             when not (engine_matches and scenario_matches and input_matches and output_matches) then 'mismatched'
+            -- A run that matches but is far above every published result waits for confirmation.
+            when is_perf_excluded then 'perf_implausible'
             when not slo_met then 'slo_not_met'
             else 'matched'
         end as match_status,
@@ -137,7 +147,8 @@ final as (
                 then format('mean output {} tokens, not within ±{}% of {}',
                     coalesce(round(run_output_tokens, 1)::varchar, 'not stated'), shape_tolerance_pct,
                     workload_output_tokens) end,
-            case when not slo_met then slo_detail end
+            case when not slo_met then slo_detail end,
+            case when is_perf_excluded then perf_detail end
         ), '') as mismatch_detail
     from checked
 )

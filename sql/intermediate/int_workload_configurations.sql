@@ -174,6 +174,7 @@ near_misses as (
     select
         c.workload_id, c.provider, c.gpu_model, c.gpus_per_node,
         len(flatten(list(t.slo_failed_run_ids))) > 0 as has_slo_failures,
+        len(flatten(list(t.perf_implausible_run_ids))) > 0 as has_perf_implausible,
         string_agg(t.mismatch_detail, ' | ' order by t.mismatch_detail) as benchmark_match_detail
     from with_measured as c
     join throughputs as t
@@ -188,6 +189,8 @@ with_near_misses as (
     select
         c.*,
         coalesce(n.has_slo_failures, false) as is_slo_not_met,
+        -- Only runs far above every published result (unconfirmed) measured it: PERF_IMPLAUSIBLE.
+        coalesce(n.has_perf_implausible, false) and not coalesce(n.has_slo_failures, false) as is_perf_implausible,
         n.benchmark_match_detail
     from with_measured as c
     left join near_misses as n
@@ -211,8 +214,8 @@ estimate_bases as (
     left join gpus as target on target.gpu_model = c.gpu_model
     left join gpus as basis on basis.gpu_model = t.gpu_model
     where c.units_per_hour is null
-        -- Measured here and too slow for the SLOs: no estimate from elsewhere overrides that.
-        and not c.is_slo_not_met
+        -- Measured here and too slow for the SLOs (or implausibly fast): no estimate from elsewhere overrides that.
+        and not c.is_slo_not_met and not c.is_perf_implausible
         and c.node_count = 1
         and (t.gpu_model = c.gpu_model
             or (c.kind = 'inference' and target.memory_bandwidth_tbps > 0 and basis.memory_bandwidth_tbps > 0))
@@ -273,7 +276,7 @@ final as (
         t.one_node_fits, t.precision_supported, t.min_gpus, t.node_count, t.gpu_count,
         o.usd_per_node_month,
         t.memory_fits, t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids, t.benchmark_node_count,
-        t.is_slo_not_met, t.benchmark_match_detail, t.throughput_source, t.estimate_basis,
+        t.is_slo_not_met, t.is_perf_implausible, t.benchmark_match_detail, t.throughput_source, t.estimate_basis,
         cc.verdict as compat_verdict, cc.reasons as compat_reasons,
         v.validation_id, v.verdict as validation_verdict
     from workloads as w

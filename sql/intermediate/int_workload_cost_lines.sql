@@ -93,7 +93,8 @@ totals as (
             + support_cost_usd)::decimal(38, 6) as total_cost_usd,
         list_filter([
             -- Runs that match in every way but the SLOs: SLO_NOT_MET; no run at all (or only mismatched ones): NO_BENCHMARK.
-            case when units_per_hour is null then case when is_slo_not_met then 'SLO_NOT_MET' else 'NO_BENCHMARK' end end,
+            case when units_per_hour is null then case when is_slo_not_met then 'SLO_NOT_MET'
+                when is_perf_implausible then 'PERF_IMPLAUSIBLE' else 'NO_BENCHMARK' end end,
             case when stale_reason is not null then stale_reason end,
             case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
             case when memory_fits = false then 'DOES_NOT_FIT' end,
