@@ -131,3 +131,13 @@ def test_the_physical_ceiling_is_known_for_llama2_70b_on_mi300x():
         .select(tokens_per_s_per_gpu_ceiling()).to_series().to_list()
     assert ceiling[0] == ceiling[1] == pytest.approx(2 * 2614.9e12 / (2 * 68976648192))
     assert ceiling[2] == limit("tokens_per_s_per_gpu_generic")[1]
+
+
+def test_a_quote_with_more_gpus_than_any_server_is_implausible(tmp_path):
+    path = _edit(DATA_DIR / "samples/quotes/public_price_points.csv", tmp_path / "q.csv",
+                 "hotaisle,hotaisle-mi300x-1,MI300X,1,1.99", "hotaisle,hotaisle-mi300x-1,MI300X,800,1.99")
+    accepted, quarantined = _stage("quote-csv", path)
+    [row] = quarantined.filter(pl.col("reason_code") == "IMPLAUSIBLE_VALUE").rows(named=True)
+    assert row["row_number"] == 1  # the first data row
+    assert row["detail"] == "gpus_per_node: IMPLAUSIBLE_VALUE: gpus_per_node above 64 GPUs per node failed for '800'"
+    assert accepted.height == 8
