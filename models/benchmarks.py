@@ -3,10 +3,22 @@ import datetime as dt
 
 import pandera.polars as pa
 import polars as pl
+from pandera.api.polars.types import PolarsData
 
 from models.common import Lineage
+from models.plausibility import IMPLAUSIBLE, limit, tokens_per_s_per_gpu_ceiling
 
 FINITE_MAX = 1e18  # in_range with a finite max rejects NaN and +Inf, which gt/ge alone let through
+MIN_DURATION_S = limit("benchmark_duration_s")[0]
+MAX_GPUS_PER_NODE = limit("gpus_per_node")[1]
+# Rates per GPU bounded by the tokens/s ceiling: tokens, and requests (each carries at least one token).
+TOKEN_RATES = ["output_tokens_per_s", "total_tokens_per_s", "request_throughput_per_s"]
+TOKEN_UNITS = ["output_tokens", "total_tokens", "requests"]
+
+
+def _per_gpu_within_ceiling(rate: pl.Expr) -> pl.Expr:
+    """rate / gpu_count at most the physical tokens/s per GPU ceiling (absent rates pass)."""
+    return (rate / pl.col("gpu_count") <= tokens_per_s_per_gpu_ceiling()).fill_null(True)
 
 
 def _latency_ms():
@@ -85,6 +97,39 @@ class BenchmarkRun(Lineage):
     # Nodes the run spanned, when the source states it (MLPerf number_of_nodes, vLLM --metadata
     # node_count, sources.yaml defaults); multi-node configurations match on it (docs/cost-model.md).
     node_count: pl.Int32 = pa.Field(nullable=True, ge=1, le=4096)
+    # sources.yaml `perf_confirmed: true`: the user vouches for runs far above published results.
+    perf_confirmed: bool
+
+    # Plausibility (data/reference/plausibility_limits.csv): a check named IMPLAUSIBLE_VALUE… quarantines
+    # the row with that reason code (flows/ingest/validate.py), naming the field and its value.
+    @pa.check("duration_s", name=f"{IMPLAUSIBLE}: duration_s below {MIN_DURATION_S} s")
+    def duration_plausible(cls, data: PolarsData) -> pl.LazyFrame:
+        """A run that completed anything took at least one forward pass."""
+        return data.lazyframe.select(pl.col("duration_s").is_null() | (pl.col("duration_s") >= MIN_DURATION_S))
+
+    @pa.check("output_tokens_per_s", name=f"{IMPLAUSIBLE}: output_tokens_per_s per GPU above the physical ceiling")
+    def output_rate_plausible(cls, data: PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(_per_gpu_within_ceiling(pl.col("output_tokens_per_s")))
+
+    @pa.check("total_tokens_per_s", name=f"{IMPLAUSIBLE}: total_tokens_per_s per GPU above the physical ceiling")
+    def total_rate_plausible(cls, data: PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(_per_gpu_within_ceiling(pl.col("total_tokens_per_s")))
+
+    @pa.check("request_throughput_per_s",
+              name=f"{IMPLAUSIBLE}: request_throughput_per_s per GPU above the physical tokens/s ceiling")
+    def request_rate_plausible(cls, data: PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(_per_gpu_within_ceiling(pl.col("request_throughput_per_s")))
+
+    @pa.check("completed", name=f"{IMPLAUSIBLE}: completed / duration_s per GPU above the physical tokens/s ceiling")
+    def completed_rate_plausible(cls, data: PolarsData) -> pl.LazyFrame:
+        """Counted tokens or requests over the run's duration: the rate the cost model uses."""
+        rate = pl.when(pl.col("unit").is_in(TOKEN_UNITS)).then(pl.col("completed") / pl.col("duration_s"))
+        return data.lazyframe.select(_per_gpu_within_ceiling(rate))
+
+    @pa.check("gpu_count", name=f"{IMPLAUSIBLE}: gpu_count / node_count above {MAX_GPUS_PER_NODE:g} GPUs per node")
+    def gpus_per_node_plausible(cls, data: PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(
+            (pl.col("gpu_count") / pl.col("node_count") <= MAX_GPUS_PER_NODE).fill_null(True))
 
     class Config:
         strict = True

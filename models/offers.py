@@ -7,8 +7,10 @@ import polars as pl
 from pandera.api.polars.types import PolarsData
 
 from models.common import TIME_UNITS, Lineage
+from models.plausibility import IMPLAUSIBLE, limit
 
 MONEY = pl.Decimal(18, 6)
+MAX_GPUS_PER_NODE = int(limit("gpus_per_node")[1])
 
 
 class QuoteObservation(Lineage):
@@ -18,7 +20,8 @@ class QuoteObservation(Lineage):
     offer_id: str = pa.Field(str_length={"min_value": 1})
     gpu_model: str = pa.Field(str_length={"min_value": 1})
     gpu_name_raw: str
-    gpus_per_node: pl.Int32 = pa.Field(ge=1, le=64)
+    # At most data/reference/plausibility_limits.csv gpus_per_node (64: no server holds more): below.
+    gpus_per_node: pl.Int32 = pa.Field(ge=1)
     billing_model: str = pa.Field(isin=["on_demand", "spot", "monthly", "dedicated", "reserved"])
     # Decimal bounds: finite by construction; gt=0 is safe here (it is not on floats: NaN/Inf pass).
     # Null only on a requested quote (quote_status = requested); the check below holds quoted rows to it.
@@ -46,6 +49,8 @@ class QuoteObservation(Lineage):
     commitment_term_hours: MONEY = pa.Field(nullable=True, gt=Decimal(0))
     vram_bytes_stated: pl.Int64 = pa.Field(nullable=True, gt=0)
     observed_at_stated: bool
+    # Where observed_at came from (docs/inputs.md "When a price was observed"): only landed_at is undated.
+    observed_at_basis: str = pa.Field(isin=["row", "source_default", "fetched_at", "landed_at"])
     max_quote_age_days: pl.Int32 = pa.Field(nullable=True, ge=0)
     quote_status: str = pa.Field(isin=["quoted", "requested"])
     requested_on: dt.date = pa.Field(nullable=True)
@@ -58,6 +63,11 @@ class QuoteObservation(Lineage):
     virtualisation: str = pa.Field(nullable=True, isin=["bare_metal", "passthrough", "partitioned"])
     software_tested: str = pa.Field(nullable=True)
     cost_lines_stated: bool
+
+    @pa.check("gpus_per_node", name=f"{IMPLAUSIBLE}: gpus_per_node above {MAX_GPUS_PER_NODE} GPUs per node")
+    def gpus_per_node_plausible(cls, data: PolarsData) -> pl.LazyFrame:
+        """No server holds more GPUs (IMPLAUSIBLE_VALUE, docs/quarantine.md)."""
+        return data.lazyframe.select(pl.col("gpus_per_node") <= MAX_GPUS_PER_NODE)
 
     @pa.check("quote_status", name="quoted_rows_have_a_price")
     def quoted_rows_have_a_price(cls, data: PolarsData) -> pl.LazyFrame:

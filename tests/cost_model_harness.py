@@ -15,7 +15,7 @@ INPUTS = {
         "storage_gb": "decimal(38, 6)", "egress_gb": "decimal(38, 6)", "setup_hours": "decimal(38, 6)",
         "utilisation": "decimal(38, 6)", "engine": "varchar", "model_id": "varchar", "precision": "varchar",
         "benchmark_workload_id": "varchar", "input_tokens": "bigint", "output_tokens": "bigint",
-        "shape_tolerance_pct": "double", "slo_json": "varchar",
+        "shape_tolerance_pct": "double", "slo_json": "varchar", "scenario": "varchar",
     },
     "offers": {
         "offer_id": "varchar", "provider": "varchar", "gpu_model": "varchar", "gpus_per_node": "integer",
@@ -28,12 +28,13 @@ INPUTS = {
         "support_usd_per_month": "decimal(18, 6)", "observed_at": "timestamptz", "is_stale": "boolean",
         "stale_reason": "varchar", "scope_reason": "varchar", "source_name": "varchar", "rocm_version": "varchar",
         "os": "varchar", "kernel": "varchar", "amdgpu_driver_version": "varchar", "fx_rate_date": "date",
-        "warnings": "varchar[]", "scope_detail": "varchar",
+        "warnings": "varchar[]", "scope_detail": "varchar", "observed_at_basis": "varchar",
     },
     "int_workload_throughput": {
         "workload_id": "varchar", "run_provider": "varchar", "gpu_model": "varchar", "gpu_count": "integer",
         "units_per_hour": "double", "benchmark_runs": "bigint", "benchmark_run_ids": "varchar[]",
         "node_count": "integer", "slo_failed_run_ids": "varchar[]", "mismatch_detail": "varchar",
+        "perf_implausible_run_ids": "varchar[]",
     },
     "memory_fit": {
         "workload_id": "varchar", "gpu_model": "varchar", "gpu_count": "integer", "fits": "boolean",
@@ -57,10 +58,11 @@ BENCH_RUNS = {
     "result_valid": "boolean", "completed": "double", "duration_s": "double", "units_per_hour": "double",
     "request_throughput_per_s": "double", "output_tokens_per_s": "double", "total_tokens_per_s": "double",
     "mean_input_tokens": "double", "mean_output_tokens": "double", "input_len_tokens": "bigint",
-    "output_len_tokens": "bigint", "source_name": "varchar", "file_sha256": "varchar",
+    "output_len_tokens": "bigint", "source_name": "varchar", "file_sha256": "varchar", "scenario": "varchar",
+    "perf_confirmed": "boolean",
     **{c: "double" for c in LATENCY_COLUMNS},
 }
-MATCHING_MODELS = ["intermediate/int_benchmark_throughputs", "intermediate/int_workload_benchmark_matches",
+MATCHING_MODELS = ["intermediate/int_benchmark_plausibility", "intermediate/int_benchmark_throughputs", "intermediate/int_workload_benchmark_matches",
                    "intermediate/int_workload_throughput"]
 
 GRANULARITY_S = {"second": 1, "minute": 60, "hour": 3600, "month": 730 * 3600}
@@ -92,7 +94,7 @@ def offer(offer_id, gpu_model="MI300X", price=Decimal("2"), gpus_per_node=1, pri
            "price_unit": price_unit, "price_scope": price_scope, "billing_granularity": billing_granularity,
            "billing_granularity_s": GRANULARITY_S[billing_granularity], "min_term_hours": 0,
            "storage_usd_per_gb_month": 0, "egress_usd_per_gb": 0, "licence_usd_per_hour": 0, "setup_fee_usd": 0,
-           "support_usd_per_month": 0, "observed_at": "2026-11-01 00:00:00+00", "is_stale": False,
+           "support_usd_per_month": 0, "observed_at": "2026-11-01 00:00:00+00", "observed_at_basis": "row", "is_stale": False,
            "source_name": "s", "fx_rate_date": "1970-01-01"}
     row.update(extra)
     return row
@@ -114,6 +116,8 @@ def build(workloads=(), offers=(), runs=(), memory=(), compat=(), validations=()
     con.execute(f"create table ref_gpus as select * from read_csv('{REFERENCE_DIR / 'gpus.csv'}', all_varchar=true)")
     con.execute("alter table ref_gpus alter memory_bandwidth_tbps type double")
     con.execute(f"create table ref_fx_rates as select * from read_csv('{REFERENCE_DIR / 'fx_rates.csv'}')")
+    for name in ("llm_models", "published_throughput_ceilings", "plausibility_limits"):  # PERF_IMPLAUSIBLE
+        con.execute(f"create table ref_{name} as select * from read_csv('{REFERENCE_DIR / (name + '.csv')}', header = true)")
     inputs = [("stg_workloads", workloads), ("offers", offers), ("memory_fit", memory), ("compat_checks", compat),
               ("hardware_validations", validations)]
     inputs.append(("stg_benchmark_runs", bench_runs) if bench_runs is not None else ("int_workload_throughput", runs))

@@ -42,7 +42,49 @@ def test_bad_settings_name_the_line(tmp_path, text, message):
     assert message in str(err.value)
 
 
+def test_a_source_may_lift_the_age_limit_with_null(tmp_path):
+    text = ("settings:\n  max_quote_age_days: 90\nsources:\n" + SOURCE.format(name="a")
+            + "    max_quote_age_days: null\n" + SOURCE.format(name="b"))
+    a, b = load_sources(_write(tmp_path, text))
+    assert (a.max_quote_age_days, b.max_quote_age_days) == (None, 90)
+
+
 def test_bundled_sources_set_an_age_limit():
     from provider_eval.paths import DEFAULT_SOURCES
 
-    assert {s.max_quote_age_days for s in load_sources(DEFAULT_SOURCES) if s.kind == "quotes"} == {730}
+    ages = {s.name: s.max_quote_age_days for s in load_sources(DEFAULT_SOURCES) if s.kind == "quotes"}
+    # Only the hypothetical, undated seed 000 example is exempt (an undated price cannot pass a limit).
+    assert ages.pop("seed-000-example") is None
+    assert set(ages.values()) == {730}
+
+
+@pytest.mark.parametrize("value, stored", [
+    ("2025-09-17", "2025-09-17T00:00:00+00:00"),
+    ("2025-09-17T10:30:00Z", "2025-09-17T10:30:00+00:00"),
+    ("2025-09-17T12:30:00+02:00", "2025-09-17T10:30:00+00:00"),
+    ("'2025-09-17'", "2025-09-17T00:00:00+00:00"),
+])
+def test_observed_at_default_is_stored_as_utc(tmp_path, value, stored):
+    text = "sources:\n" + SOURCE.format(name="a") + f"    defaults: {{observed_at: {value}}}\n"
+    (a,) = load_sources(_write(tmp_path, text))
+    assert a.adapter_options()["observed_at"] == stored
+
+
+@pytest.mark.parametrize("value, message", [
+    ("2025-09-17T10:30:00", "has no UTC offset"),
+    ("soon", "is not a date (2025-09-17) or an ISO-8601 time"),
+    ("2025-02-30", "is not a date"),
+    ("2999-01-01", "is in the future"),
+])
+def test_bad_observed_at_default_names_the_line(tmp_path, value, message):
+    text = "sources:\n" + SOURCE.format(name="a") + f"    defaults: {{observed_at: '{value}'}}\n"
+    with pytest.raises(ConfigError) as err:
+        load_sources(_write(tmp_path, text))
+    assert "line 2" in str(err.value) and message in str(err.value)
+
+
+def test_observed_at_default_is_for_quote_sources_only(tmp_path):
+    text = ("sources:\n  - name: b\n    kind: benchmarks\n    format: run-csv\n    path: x.csv\n"
+            "    defaults: {observed_at: 2025-09-17}\n")
+    with pytest.raises(ConfigError, match="quote sources only"):
+        load_sources(_write(tmp_path, text))

@@ -123,8 +123,10 @@ def test_no_false_scope_flags_on_the_samples(world):
 
 def test_stale_quotes_carry_their_reason_and_are_excluded(world):
     rows = dict(one(world, "select offer_id, stale_reason from offers where source_name = 'stale'"))
+    # stale-fresh states no observed_at: landed today, its age is unknown, so it cannot pass the limit
+    # as if fresh (issue 16; it was None while the landing time stood in for a date).
     assert rows == {"stale-expired": "QUOTE_EXPIRED", "stale-too-old": "QUOTE_TOO_OLD",
-                    "stale-not-yet": "QUOTE_NOT_YET_VALID", "stale-fresh": None}
+                    "stale-not-yet": "QUOTE_NOT_YET_VALID", "stale-fresh": "QUOTE_AGE_UNKNOWN"}
     costs = dict(one(world, "select offer_id, exclusion_reasons from workload_costs where source_name = 'stale'"))
     assert "QUOTE_TOO_OLD" in costs["stale-too-old"] and "QUOTE_EXPIRED" in costs["stale-expired"]
     assert one(world, "select count(*) from rankings where source_name = 'stale'") == [(0,)]

@@ -1,4 +1,5 @@
 """Read sources.yaml: which inputs exist, their format and the metadata defaults they need."""
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,7 +10,7 @@ from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
 
 SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description", "max_quote_age_days",
-               "auth_env", "fetch", "max_file_bytes", "max_line_chars"}
+               "auth_env", "fetch", "max_file_bytes", "max_line_chars", "perf_confirmed"}
 # A `url:` source's download limits (flows/ingest/fetch.py FetchPolicy); each is optional.
 FETCH_KEYS = {"timeout_s", "deadline_s", "max_bytes", "attempts", "backoff_s", "max_retry_after_s"}
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -20,6 +21,8 @@ SIZE_LIMIT_KEYS = ("max_file_bytes", "max_line_chars")
 DEFAULT_KEYS = {
     "provider", "gpu_model", "gpu_count", "model_id", "precision", "engine",
     "engine_version", "rocm_version", "currency", "region", "node_count",
+    # When a quote source's undated rows were observed (a date or an ISO time with an offset).
+    "observed_at",
 }
 KINDS = {"quotes", "benchmarks"}
 
@@ -43,10 +46,15 @@ class Source:
     fetch: dict = field(default_factory=dict)
     # Size caps for this source's files (settings or the source); absent = the adapters' defaults.
     size_limits: dict = field(default_factory=dict)
+    # The user confirms this benchmark source's runs are real although far above every published
+    # result (PERF_IMPLAUSIBLE, docs/cost-model.md): its runs are ranked again.
+    perf_confirmed: bool = False
 
     def adapter_options(self) -> dict:
         """What the adapter receives: the defaults plus this source's quote settings and size caps."""
         options = {**self.defaults, **self.size_limits}
+        if self.perf_confirmed:
+            options["perf_confirmed"] = True
         if self.max_quote_age_days is None:
             return options
         return {**options, "max_quote_age_days": self.max_quote_age_days}
@@ -70,6 +78,30 @@ def _check_age(value, where: str):
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigError(f"{where}: max_quote_age_days must be a whole number of days >= 0, got {value!r}")
     return value
+
+
+def _check_observed_at(value, kind: str, where: str) -> str:
+    """defaults.observed_at: a date (midnight UTC) or an ISO time with an offset, not in the future; as ISO UTC text."""
+    if kind != "quotes":
+        raise ConfigError(f"{where}: defaults.observed_at applies to quote sources only")
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value) if len(value.strip()) == 10 else dt.datetime.fromisoformat(
+                value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"{where}: defaults.observed_at {value!r} is not a date (2025-09-17) or an "
+                              "ISO-8601 time with an offset (2025-09-17T00:00:00Z)") from None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            raise ConfigError(f"{where}: defaults.observed_at {value.isoformat()} has no UTC offset (add Z or +hh:mm)")
+        stamp = value.astimezone(dt.timezone.utc)
+    elif isinstance(value, dt.date):
+        stamp = dt.datetime.combine(value, dt.time(), tzinfo=dt.timezone.utc)
+    else:
+        raise ConfigError(f"{where}: defaults.observed_at {value!r} is not a date or an ISO-8601 time")
+    if stamp > dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1):
+        raise ConfigError(f"{where}: defaults.observed_at {stamp.isoformat()} is in the future")
+    return stamp.isoformat()
 
 
 def _check_size_limits(raw: dict, where: str) -> dict:
@@ -155,15 +187,26 @@ def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source
     unknown = set(defaults) - DEFAULT_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown default(s) {sorted(unknown)}; allowed: {sorted(DEFAULT_KEYS)}")
+    defaults = dict(defaults)
+    if defaults.get("observed_at") is not None:
+        defaults["observed_at"] = _check_observed_at(defaults["observed_at"], raw["kind"], where)
+    # A source's own `max_quote_age_days: null` means no age limit for it, whatever settings say
+    # (an undated hypothetical example cannot pass any limit); an absent key inherits settings.
+    confirmed = raw.get("perf_confirmed", False)
+    if not isinstance(confirmed, bool):
+        raise ConfigError(f"{where}: perf_confirmed must be true or false, got {confirmed!r}")
+    if confirmed and raw["kind"] != "benchmarks":
+        raise ConfigError(f"{where}: perf_confirmed applies to benchmark sources only")
     max_age = _check_age(raw.get("max_quote_age_days"), where)
-    if max_age is None:
+    if "max_quote_age_days" not in raw:
         max_age = (settings or {}).get("max_quote_age_days")
     return Source(
         name=raw["name"], kind=raw["kind"], format=raw["format"], path=raw.get("path") or "",
-        base_dir=file.parent.resolve(), line=line, defaults=dict(defaults),
+        base_dir=file.parent.resolve(), line=line, defaults=defaults,
         max_quote_age_days=max_age, url=url, auth_env=auth_env, fetch=fetch,
         size_limits={**{k: v for k, v in (settings or {}).items() if k in SIZE_LIMIT_KEYS},
                      **_check_size_limits(raw, where)},
+        perf_confirmed=confirmed,
     )
 
 

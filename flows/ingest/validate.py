@@ -3,6 +3,7 @@ import pandera.polars as pa
 import polars as pl
 
 from flows.ingest.adapters.base import empty_quarantine
+from models.plausibility import IMPLAUSIBLE
 
 
 def validate_frame(frame: pl.DataFrame, contract: type[pa.DataFrameModel]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -21,16 +22,18 @@ def validate_frame(frame: pl.DataFrame, contract: type[pa.DataFrameModel]) -> tu
         raise ValueError(f"{contract.__name__}: frame does not match its contract:\n{cases}")
     reasons = row_cases.group_by("index").agg(
         pl.format("{}: {} failed for '{}'", pl.col("column"), pl.col("check"), pl.col("failure_case"))
-        .str.join("; ").alias("detail")
+        .str.join("; ").alias("detail"),
+        # Only plausibility checks failed (models/plausibility.py): a physically impossible value.
+        pl.col("check").str.starts_with(IMPLAUSIBLE).all().alias("implausible"),
     )
     indexed = frame.with_row_index("__index").with_columns(pl.col("__index").cast(pl.Int32))
     bad = indexed.join(reasons, left_on="__index", right_on="index", how="inner")
     good = indexed.join(reasons, left_on="__index", right_on="index", how="anti").drop("__index")
     quarantined = bad.select(
         pl.col("row_number").cast(pl.Int64),
-        pl.lit("CONTRACT_VIOLATION").alias("reason_code"),
+        pl.when("implausible").then(pl.lit(IMPLAUSIBLE)).otherwise(pl.lit("CONTRACT_VIOLATION")).alias("reason_code"),
         pl.col("detail"),
-        pl.struct(pl.exclude("__index", "detail")).struct.json_encode().alias("raw_record"),
+        pl.struct(pl.exclude("__index", "detail", "implausible")).struct.json_encode().alias("raw_record"),
     )
     return good, quarantined
 

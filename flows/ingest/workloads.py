@@ -18,7 +18,9 @@ FIT_KEYS = {"kv_precision": pl.String, "context_tokens": pl.Int64, "concurrency"
             "lora_rank": pl.Int64}
 KEYS = {"id", "kind", "description", "unit", "quantity", "model_id", "precision",
         "storage_gb", "egress_gb", "setup_hours", "match", "utilisation", "input_tokens", "output_tokens",
-        "slo", *FIT_KEYS}
+        "slo", "scenario", *FIT_KEYS}
+# The load a workload runs under (docs/cost-model.md "Scenario"): only runs of that scenario count.
+SCENARIOS = {"offline", "server", "interactive"}
 MATCH_KEYS = {"workload_id", "shape_tolerance_pct"}
 # Benchmark matching (docs/workloads.md): mean tokens per request within ±this % of the declared shape.
 DEFAULT_SHAPE_TOLERANCE_PCT = 10
@@ -60,6 +62,9 @@ def _row(raw: dict, file: Path, wide_precisions: set[str]) -> dict:
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance <= 100:
         raise ConfigError(f"{where}: match.shape_tolerance_pct {tolerance!r} must be a number from 0 to 100")
     _check_training_fields(raw, where, wide_precisions)
+    scenario = raw.get("scenario")
+    if scenario is not None and str(scenario).strip().lower() not in SCENARIOS:
+        raise ConfigError(f"{where}: scenario {scenario!r} is not one of {sorted(SCENARIOS)}")
     return {
         "workload_id": str(raw["id"]), "kind": str(raw["kind"]), "description": raw.get("description"),
         "unit": str(raw["unit"]), "quantity": _decimal(raw["quantity"], "quantity", where),
@@ -71,6 +76,7 @@ def _row(raw: dict, file: Path, wide_precisions: set[str]) -> dict:
         **{k: _fit_value(raw.get(k), k, pl.Int64, where) for k in ("input_tokens", "output_tokens")},
         "shape_tolerance_pct": float(tolerance),
         "slo_json": _slo_json(raw.get("slo"), where),
+        "scenario": None if scenario is None else str(scenario).strip().lower(),
     }
 
 
@@ -147,7 +153,7 @@ def load_workloads(file: Path, reference_dir: Path = REFERENCE_DIR) -> pl.DataFr
               "storage_gb": QUANTITY, "egress_gb": QUANTITY, "setup_hours": QUANTITY,
               "match_workload_id": pl.String, "line": pl.Int64, "utilisation": QUANTITY, **FIT_KEYS,
               "input_tokens": pl.Int64, "output_tokens": pl.Int64, "shape_tolerance_pct": pl.Float64,
-              "slo_json": pl.String}
+              "slo_json": pl.String, "scenario": pl.String}
     frame = pl.DataFrame(rows, schema=schema)
     try:
         return Workload.validate(frame, lazy=True)

@@ -18,10 +18,12 @@ offers_priced as (
 
 source_observations as (
     -- Each source's newest observation of an offer key: provider × GPU model × GPUs per node × billing
-    -- option (billing model, tier, commitment term).
+    -- option (billing model, tier, commitment term); a dated one first (undated = landed_at).
     select
         provider, gpu_model, gpus_per_node, billing_model, tier, commitment_term_hours, source_name,
-        max(observed_at) as latest_observed_at,
+        bool_or(observed_at_basis != 'landed_at') as is_dated,
+        coalesce(max(observed_at) filter (where observed_at_basis != 'landed_at'), max(observed_at))
+            as latest_observed_at,
         list(distinct offer_id order by offer_id) as offer_ids
     from offers_priced
     group by all
@@ -29,12 +31,13 @@ source_observations as (
 
 source_ranks as (
     -- The same offer seen in several sources is costed once: the latest observation wins (ties: the
-    -- source name), so a catalog fetched today beats a price point noted last year.
+    -- source name), so a catalog fetched today beats a price point noted last year. An undated one
+    -- (its observed_at is only when the file landed) never beats a dated one (docs/inputs.md).
     select
         *,
         row_number() over (
             partition by provider, gpu_model, gpus_per_node, billing_model, tier, commitment_term_hours
-            order by latest_observed_at desc, source_name
+            order by is_dated desc, latest_observed_at desc, source_name
         ) as source_rank
     from source_observations
 ),
@@ -43,9 +46,10 @@ seen_elsewhere as (
     -- The sources that lost, kept as evidence on the winner.
     select
         w.provider, w.gpu_model, w.gpus_per_node, w.billing_model, w.tier, w.commitment_term_hours,
-        list(format('{} ({}, observed {})', l.source_name, array_to_string(l.offer_ids, ', '),
+        list(format('{} ({}, {} {})', l.source_name, array_to_string(l.offer_ids, ', '),
+                case when l.is_dated then 'observed' else 'undated, landed' end,
                 strftime(l.latest_observed_at, '%Y-%m-%d'))
-            order by l.latest_observed_at desc, l.source_name) as also_seen_in
+            order by l.is_dated desc, l.latest_observed_at desc, l.source_name) as also_seen_in
     from source_ranks as w
     join source_ranks as l
         on l.provider = w.provider and l.gpu_model = w.gpu_model and l.gpus_per_node = w.gpus_per_node
@@ -170,6 +174,7 @@ near_misses as (
     select
         c.workload_id, c.provider, c.gpu_model, c.gpus_per_node,
         len(flatten(list(t.slo_failed_run_ids))) > 0 as has_slo_failures,
+        len(flatten(list(t.perf_implausible_run_ids))) > 0 as has_perf_implausible,
         string_agg(t.mismatch_detail, ' | ' order by t.mismatch_detail) as benchmark_match_detail
     from with_measured as c
     join throughputs as t
@@ -184,6 +189,8 @@ with_near_misses as (
     select
         c.*,
         coalesce(n.has_slo_failures, false) as is_slo_not_met,
+        -- Only runs far above every published result (unconfirmed) measured it: PERF_IMPLAUSIBLE.
+        coalesce(n.has_perf_implausible, false) and not coalesce(n.has_slo_failures, false) as is_perf_implausible,
         n.benchmark_match_detail
     from with_measured as c
     left join near_misses as n
@@ -207,8 +214,8 @@ estimate_bases as (
     left join gpus as target on target.gpu_model = c.gpu_model
     left join gpus as basis on basis.gpu_model = t.gpu_model
     where c.units_per_hour is null
-        -- Measured here and too slow for the SLOs: no estimate from elsewhere overrides that.
-        and not c.is_slo_not_met
+        -- Measured here and too slow for the SLOs (or implausibly fast): no estimate from elsewhere overrides that.
+        and not c.is_slo_not_met and not c.is_perf_implausible
         and c.node_count = 1
         and (t.gpu_model = c.gpu_model
             or (c.kind = 'inference' and target.memory_bandwidth_tbps > 0 and basis.memory_bandwidth_tbps > 0))
@@ -269,7 +276,7 @@ final as (
         t.one_node_fits, t.precision_supported, t.min_gpus, t.node_count, t.gpu_count,
         o.usd_per_node_month,
         t.memory_fits, t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids, t.benchmark_node_count,
-        t.is_slo_not_met, t.benchmark_match_detail, t.throughput_source, t.estimate_basis,
+        t.is_slo_not_met, t.is_perf_implausible, t.benchmark_match_detail, t.throughput_source, t.estimate_basis,
         cc.verdict as compat_verdict, cc.reasons as compat_reasons,
         v.validation_id, v.verdict as validation_verdict
     from workloads as w

@@ -139,7 +139,8 @@ totals as (
             + support_cost_usd)::decimal(38, 6) as total_cost_usd,
         list_filter([
             -- Runs that match in every way but the SLOs: SLO_NOT_MET; no run at all (or only mismatched ones): NO_BENCHMARK.
-            case when units_per_hour is null then case when is_slo_not_met then 'SLO_NOT_MET' else 'NO_BENCHMARK' end end,
+            case when units_per_hour is null then case when is_slo_not_met then 'SLO_NOT_MET'
+                when is_perf_implausible then 'PERF_IMPLAUSIBLE' else 'NO_BENCHMARK' end end,
             case when not is_duration_in_range then 'DURATION_OUT_OF_RANGE' end,
             case when stale_reason is not null then stale_reason end,
             case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
@@ -182,6 +183,8 @@ final as (
                 then 'ESTIMATED_THROUGHPUT: ' || estimate_basis end,
             case when list_contains(offer_warnings, 'PRICE_OUTLIER')
                 then 'PRICE_OUTLIER: ' || scope_detail || '; confirm the price with the provider' end,
+            case when list_contains(offer_warnings, 'OBSERVED_AT_UNKNOWN')
+                then 'OBSERVED_AT_UNKNOWN: the quote states no observation date (row, file or sources.yaml defaults.observed_at); its age is unknown' end,
             case when node_count > 1 and benchmark_node_count is null
                 then format('MULTI_NODE: {} nodes; throughput from runs on {} GPUs in total that do not state their node count', node_count, gpu_count)
                 when node_count > 1

@@ -22,6 +22,9 @@ final as (
             as benchmark_run_ids,
         coalesce(list(run_id order by run_id) filter (where match_status = 'slo_not_met'), [])
             as slo_failed_run_ids,
+        -- Matching runs far above every published result, not counted until confirmed (PERF_IMPLAUSIBLE).
+        coalesce(list(run_id order by run_id) filter (where match_status = 'perf_implausible'), [])
+            as perf_implausible_run_ids,
         string_agg(run_id || ': ' || mismatch_detail, ' | ' order by run_id)
             filter (where match_status != 'matched') as mismatch_detail
     from matches

@@ -4,6 +4,10 @@ with runs as (
     select * from stg_benchmark_runs
 ),
 
+plausibility as (
+    select * from int_benchmark_plausibility
+),
+
 final as (
     select
         run_id, provider, gpu_model, gpu_count, model_id, precision, engine, engine_version,
@@ -21,8 +25,12 @@ final as (
         e2el_mean_ms, e2el_median_ms, e2el_std_ms, e2el_p90_ms, e2el_p95_ms, e2el_p99_ms,
         latency_stats_ms_json, metadata_json, request_rows,
         source_name, source_file, file_sha256, row_number,
-        node_count
+        node_count,
+        -- Against the best published result for the GPU, model and precision (PERF_IMPLAUSIBLE).
+        p.published_best_tokens_per_s_per_gpu, p.perf_vs_published_ratio, p.is_perf_implausible,
+        p.perf_confirmed, p.perf_detail
     from runs
+    left join plausibility as p using (run_id)
 )
 
 select * from final

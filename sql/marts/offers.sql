@@ -9,43 +9,10 @@ checklist as (
     select * from int_offer_checklist
 ),
 
-peer_prices as (
-    -- The provider's other offers of the same GPU model and billing model: what a GPU-hour costs
-    -- there. Single-GPU offers are the anchor because their scope cannot be wrong.
-    select
-        o.source_name, o.provider, o.offer_id, o.billing_model, o.tier, o.commitment_term_hours,
-        median(p.usd_per_gpu_hour) filter (where p.gpus_per_node = 1) as single_gpu_peer_usd,
-        median(p.usd_per_gpu_hour) as any_peer_usd
-    from latest as o
-    join latest as p
-        on p.provider = o.provider
-        and p.gpu_model = o.gpu_model
-        and p.billing_model = o.billing_model
-        and p.offer_id != o.offer_id
-    group by all
-),
-
-market_prices as (
-    -- Every other current price of the same GPU model and billing model, any provider or source
-    -- (leave-one-out: a price is never its own peer, so one wild price cannot hide by widening σ).
-    select
-        o.source_name, o.provider, o.offer_id, o.billing_model, o.tier, o.commitment_term_hours,
-        count(p.usd_per_gpu_hour) as market_peers,
-        -- In log space: prices spread by factors (a scope slip is × gpus_per_node), not by dollars.
-        -- Robust centre and spread (median, 1.4826 × MAD ≈ σ for normal data): one wild peer price
-        -- cannot widen the spread enough to hide another.
-        median(ln(p.usd_per_gpu_hour::double)) as market_median_ln_usd,
-        1.4826 * mad(ln(p.usd_per_gpu_hour::double)) as market_sd_ln_usd,
-        median(p.usd_per_gpu_hour::double) as market_median_usd
-    from latest as o
-    join latest as p
-        on p.gpu_model = o.gpu_model
-        and p.billing_model = o.billing_model
-        and not (p.source_name = o.source_name and p.provider = o.provider and p.offer_id = o.offer_id
-            and p.tier is not distinct from o.tier
-            and p.commitment_term_hours is not distinct from o.commitment_term_hours)
-    where o.usd_per_gpu_hour > 0 and p.usd_per_gpu_hour > 0
-    group by all
+peers as (
+    -- What the provider's other offers and the market charge (int_offer_market_peers: leave-one-out
+    -- medians; single-GPU offers anchor the provider's price because their scope cannot be wrong).
+    select * from int_offer_market_peers
 ),
 
 scope_checked as (
@@ -53,21 +20,19 @@ scope_checked as (
         l.*,
         l.usd_per_gpu_hour / nullif(pp.single_gpu_peer_usd, 0) as single_ratio,
         l.usd_per_gpu_hour / nullif(pp.any_peer_usd, 0) as any_ratio,
-        mp.market_peers, mp.market_median_usd,
-        mp.market_sd_ln_usd,
-        (ln(l.usd_per_gpu_hour::double) - mp.market_median_ln_usd) / nullif(mp.market_sd_ln_usd, 0) as market_z
+        -- In log space: prices spread by factors (a scope slip is × gpus_per_node), not by dollars.
+        -- Robust centre and spread (median, 1.4826 × MAD ≈ σ for normal data): one wild peer price
+        -- cannot widen the spread enough to hide another.
+        pp.market_peers, pp.market_median_usd,
+        pp.market_sd_ln_usd,
+        (ln(l.usd_per_gpu_hour::double) - pp.market_median_ln_usd) / nullif(pp.market_sd_ln_usd, 0) as market_z
     from latest as l
-    left join peer_prices as pp
+    left join peers as pp
         on pp.source_name = l.source_name and pp.provider = l.provider and pp.offer_id = l.offer_id
         and pp.billing_model = l.billing_model
         -- tier and commitment term are null for most options: null matches null here.
         and pp.tier is not distinct from l.tier
         and pp.commitment_term_hours is not distinct from l.commitment_term_hours
-    left join market_prices as mp
-        on mp.source_name = l.source_name and mp.provider = l.provider and mp.offer_id = l.offer_id
-        and mp.billing_model = l.billing_model
-        and mp.tier is not distinct from l.tier
-        and mp.commitment_term_hours is not distinct from l.commitment_term_hours
 ),
 
 flagged as (
@@ -115,11 +80,12 @@ final as (
         f.support_usd_per_month,
         f.valid_from, f.valid_until, f.observed_at, f.region, f.notes,
         f.rocm_version, f.os, f.kernel, f.amdgpu_driver_version,
-        f.is_expired or f.is_not_yet_valid or f.is_too_old as is_stale,
+        f.is_expired or f.is_not_yet_valid or f.is_too_old or f.is_age_unknown as is_stale,
         case
             when f.is_expired then 'QUOTE_EXPIRED'
             when f.is_not_yet_valid then 'QUOTE_NOT_YET_VALID'
             when f.is_too_old then 'QUOTE_TOO_OLD'
+            when f.is_age_unknown then 'QUOTE_AGE_UNKNOWN'
         end as stale_reason,
         f.source_name, f.source_file, f.file_sha256,
         f.tier, f.commitment_term_hours, f.vram_bytes_stated, f.max_quote_age_days,
@@ -146,13 +112,16 @@ final as (
         list_filter([
             case when f.gpus_per_node not in (1, 2, 4, 8, 16) then 'GPU_COUNT_UNUSUAL' end,
             case when f.is_price_outlier and not f.is_market_scope_slip and not f.is_scope_ratio_suspect
-                then 'PRICE_OUTLIER' end
+                then 'PRICE_OUTLIER' end,
+            -- No date in the row, the file or sources.yaml: observed_at is only when the file landed.
+            case when f.observed_at_basis = 'landed_at' and f.quote_status = 'quoted' then 'OBSERVED_AT_UNKNOWN' end
         ], lambda w: w is not null) as warnings,
         f.cpu_model, f.cpu_cores, f.system_ram_bytes, f.nvme_bytes, f.interconnect, f.network_gbps,
         f.virtualisation, f.software_tested,
         c.check_accelerator, c.check_memory_virtualisation, c.check_rocm, c.check_software_stack,
         c.check_topology, c.check_cpu_ram, c.check_nvme, c.check_network, c.check_total_cost,
-        c.check_benchmark, c.checklist_missing
+        c.check_benchmark, c.checklist_missing,
+        f.observed_at_basis
     from judged as f
     left join checklist as c
         on c.source_name = f.source_name and c.provider = f.provider and c.offer_id = f.offer_id

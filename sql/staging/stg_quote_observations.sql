@@ -69,6 +69,10 @@ final as (
         coalesce(
             observed_at < (select refreshed_at from refresh) - to_days(max_quote_age_days), false
         ) as is_too_old,
+        -- Undated (observed_at is only when the file landed): its age is unknown, so it cannot be
+        -- shown to be within an age limit (QUOTE_AGE_UNKNOWN); a pending request has no price to age.
+        observed_at_basis = 'landed_at' and max_quote_age_days is not null and quote_status = 'quoted'
+            as is_age_unknown,
         -- Same quote content (whatever file or serialisation it came in) = same hash; a time the
         -- file did not state (arrival time) is not content.
         md5(concat_ws('|', provider, offer_id, gpu_model, gpu_name_raw, gpus_per_node, billing_model,

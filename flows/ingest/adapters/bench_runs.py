@@ -224,6 +224,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         pl.from_epoch((pl.col(STARTED) * 1e6).round().cast(pl.Int64), time_unit="us")
         .dt.replace_time_zone("UTC").alias("started_at"),
         f.as_count(pl.col("node_count")).cast(pl.Int32).alias("node_count"),
+        pl.lit(bool(ctx.defaults.get("perf_confirmed")), pl.Boolean).alias("perf_confirmed"),
         pl.all().exclude(
             "source_name", "source_file", "file_sha256", "row_number", "run_id", "provider", "gpu_name_raw",
             "gpu_count_raw", "model_id", "precision", "engine", "engine_version", "rocm_version",

@@ -5,6 +5,7 @@ from flows.ingest.adapters import fields as f
 from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, Rule, apply_rules,
                                         empty_quarantine, quarantine_rows)
 from flows.ingest.adapters.csv_text import read_csv_rows
+from models import plausibility
 
 REQUIRED = {"offer_id", "gpu_model", "gpus_per_node", "price", "price_unit", "price_scope", "billing_model"}
 OPTIONAL = {
@@ -47,7 +48,7 @@ OFFER_KEY = ["offer_id", "billing_model", "tier", "commitment_term_hours"]
 HOURS_PER = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1.0, "month": 730.0}
 # A price per GPU-hour outside this band (in the quote's own currency) is a unit mistake:
 # '2000' labelled per hour, or '1.79' labelled per month. No rentable GPU is priced outside it.
-PLAUSIBLE_PER_GPU_HOUR = (0.02, 200.0)
+PLAUSIBLE_PER_GPU_HOUR = plausibility.limit("price_per_gpu_hour")  # data/reference/plausibility_limits.csv
 VRAM_TOLERANCE = 0.10  # GB vs GiB and usable vs marketed memory differ by < 10%; 80 vs 192 does not
 EARLIEST_QUOTE_DATE = "2015-01-01"  # before any GPU in the catalog shipped: a 1970/1900 placeholder
 # Facts of the file a row came from, carried as columns: the rules and canonical columns of many files
@@ -81,6 +82,19 @@ def _catalog_vram_gb() -> pl.Expr:
 def _first_seen() -> pl.Expr:
     """When the row's file was first received (UTC)."""
     return f.as_utc_timestamp(pl.col(FILE_SEEN_AT))
+
+
+def _observed(ctx: FileContext) -> tuple[pl.Expr, pl.Expr]:
+    """observed_at and its basis: the row's own time, else the source's defaults.observed_at, else when
+    the bytes arrived: fetched from a URL (an observation) or landed from a file (no date known)."""
+    stated = f.as_utc_timestamp(f.raw("observed_at"))
+    default = ctx.defaults.get("observed_at")  # ISO UTC text, checked by flows/ingest/sources.py
+    default_at = f.as_utc_timestamp(pl.lit(default, pl.String))
+    arrived = "fetched_at" if ctx.original_path.startswith(("http://", "https://")) else "landed_at"
+    basis = (pl.when(stated.is_not_null()).then(pl.lit("row"))
+             .when(pl.lit(default is not None)).then(pl.lit("source_default"))
+             .otherwise(pl.lit(arrived)))
+    return pl.coalesce(stated, default_at, _first_seen()), basis
 
 
 def _time_rules() -> list[Rule]:
@@ -223,6 +237,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
     d = ctx.defaults
     stated_vram = _stated_vram_gb_per_gpu()
     max_age = d.get("max_quote_age_days")
+    observed_at, observed_at_basis = _observed(ctx)
     return frame.select(
         pl.lit(ctx.source_name).alias("source_name"),
         pl.col(FILE_NAME).alias("source_file"),
@@ -243,7 +258,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         *[f.as_money(f.raw(c).fill_null("0")).alias(c) for c in COST_LINES],
         f.as_date(f.raw("valid_from")).alias("valid_from"),
         f.as_date(f.raw("valid_until")).alias("valid_until"),
-        pl.coalesce(f.as_utc_timestamp(f.raw("observed_at")), _first_seen()).alias("observed_at"),
+        observed_at.alias("observed_at"),
         f.with_default("region", d).alias("region"),
         f.raw("notes").alias("notes"),
         *[f.raw(c).alias(c) for c in ("rocm_version", "os", "kernel", "amdgpu_driver_version")],
@@ -253,6 +268,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         (stated_vram * 1e9).round(0).cast(pl.Int64).alias("vram_bytes_stated"),
         # Without a stated time the file's arrival time stands in; recorded so history can tell.
         f.raw("observed_at").is_not_null().alias("observed_at_stated"),
+        observed_at_basis.alias("observed_at_basis"),
         pl.lit(max_age, pl.Int32).alias("max_quote_age_days"),
         f.enum_value(f.raw("quote_status").fill_null("quoted"), QUOTE_STATUSES).alias("quote_status"),
         f.as_date(f.raw("requested_on")).alias("requested_on"),

@@ -73,6 +73,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         f.as_float(f.raw("duration_s")).alias("duration_s"),
         f.as_float(f.raw("output_tokens_per_s")).alias("output_tokens_per_s"),
         f.as_utc_timestamp(f.raw("started_at")).alias("started_at"),
+        pl.lit(bool(d.get("perf_confirmed")), pl.Boolean).alias("perf_confirmed"),
     )
 
 

@@ -1,0 +1,85 @@
+"""A workload states or implies its scenario, and only runs of that scenario count (issue 16).
+
+The model int_workload_benchmark_matches runs on small tables shaped like its inputs, built from the
+real MLPerf v4.1 AMD 8 × MI300X Llama2-70B results (Offline 23,514.8 tokens/s, Server 21,028.23
+tokens/s with TTFT p99 / TPOT p99 from the summaries: data/samples/benchmarks/SOURCES.md)."""
+import duckdb
+import pytest
+
+from flows.ingest.workloads import load_workloads
+from provider_eval.errors import ConfigError
+from provider_eval.paths import SQL_DIR
+
+OFFLINE, SERVER = 23514.8, 21028.23
+MODEL = (SQL_DIR / "intermediate" / "int_workload_benchmark_matches.sql").read_text(encoding="utf-8")
+
+
+def _matches(workloads: list[tuple]) -> dict:
+    """(workload_id, run scenario) → (match_status, mismatch_detail) for the two real runs."""
+    con = duckdb.connect()
+    con.execute("""create table stg_workloads as select * from (values (null::varchar, null::varchar,
+        null::varchar, null::varchar)) v(workload_id, kind, scenario, slo_json) limit 0""")
+    con.executemany("insert into stg_workloads values (?, ?, ?, ?)", workloads)
+    con.execute("""create or replace table stg_workloads as select *, workload_id as benchmark_workload_id,
+        'output_tokens' as unit, 'llama-2-70b' as model_id, 'fp8' as precision, null::varchar as engine,
+        null::bigint as input_tokens, null::bigint as output_tokens, 10.0 as shape_tolerance_pct
+        from stg_workloads""")
+    con.execute(f"""create table stg_benchmark_runs as select * from (values
+        ('offline', 'Offline', null::double, null::double),
+        ('server', 'Server', 1999.0, 150.0)) v(run_id, scenario, ttft_p99_ms, tpot_p99_ms)""")
+    con.execute("""create or replace table stg_benchmark_runs as select *, null::integer as node_count,
+        null::double as mean_input_tokens, null::bigint as input_len_tokens, null::double as mean_output_tokens,
+        null::bigint as output_len_tokens from stg_benchmark_runs""")
+    con.execute(f"""create table int_benchmark_throughputs as select run_id, null::varchar as provider,
+        'MI300X' as gpu_model, 8 as gpu_count, 'output_tokens' as unit, tps * 3600 as units_per_hour,
+        'vllm' as engine, null::varchar as workload_id, 'llama-2-70b' as model_id, 'fp8' as precision
+        from (values ('offline', {OFFLINE}), ('server', {SERVER})) v(run_id, tps)""")
+    con.execute("""create table int_benchmark_plausibility (run_id varchar, is_perf_implausible boolean,
+        perf_confirmed boolean, perf_detail varchar)""")  # both runs are the published results themselves
+    rows = con.execute(f"select workload_id, run_id, match_status, mismatch_detail from ({MODEL})").fetchall()
+    return {(w, r): (status, detail) for w, r, status, detail in rows}
+
+
+def test_an_offline_workload_counts_only_the_offline_run():
+    got = _matches([("batch", "inference", None, None)])
+    assert got[("batch", "offline")] == ("matched", None)
+    status, detail = got[("batch", "server")]
+    assert status == "mismatched"
+    assert detail == "scenario server ≠ offline (workload scenario implied: inference without SLOs)"
+
+
+def test_slos_imply_server_and_a_stated_scenario_wins():
+    got = _matches([("slo", "inference", None, '{"ttft_p99_ms": 2000, "tpot_p99_ms": 200}'),
+                    ("stated-server", "inference", "server", None),
+                    ("stated-interactive", "inference", "interactive", None),
+                    ("job", "batch_job", None, None)])
+    assert got[("slo", "server")] == ("matched", None)
+    assert got[("slo", "offline")][0] == "mismatched"
+    assert "implied by its SLOs" in got[("slo", "offline")][1]
+    assert got[("stated-server", "server")] == ("matched", None)
+    assert got[("stated-server", "offline")][1] == "scenario offline ≠ server (workload scenario stated)"
+    # Interactive is the Server scenario under tighter bounds: the SLOs, not the name, decide.
+    assert got[("stated-interactive", "server")] == ("matched", None)
+    assert got[("stated-interactive", "offline")][0] == "mismatched"
+    # Batch jobs and training have no serving scenario: every run of the model counts.
+    assert got[("job", "offline")] == got[("job", "server")] == ("matched", None)
+
+
+def test_the_bundled_offline_workload_uses_the_offline_run_only(sample_warehouse):
+    from tests.conftest import query
+
+    rows = query(sample_warehouse, """
+        select distinct units_per_hour / 3600, benchmark_run_ids from workload_costs
+        where workload_id = 'llama2-70b-fp8-offline-tokens' and status = 'ranked'""")
+    assert len(rows) == 1
+    tokens_per_s, run_ids = rows[0]
+    assert tokens_per_s == pytest.approx(OFFLINE)  # was the median with the Server run: 22,271.5
+    assert [r.rsplit("/", 1)[1] for r in run_ids] == ["Offline"]
+
+
+def test_an_unknown_scenario_is_a_config_error(tmp_path):
+    path = tmp_path / "workloads.yaml"
+    path.write_text("workloads:\n  - id: w\n    kind: inference\n    unit: output_tokens\n    quantity: 1\n"
+                    "    scenario: batch\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"line 2: scenario 'batch' is not one of \['interactive', 'offline', 'server'\]"):
+        load_workloads(path)
