@@ -28,11 +28,28 @@ def connect_build(path: Path, spill_dir: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+# A reader of the published warehouse touches no other file: read_only stops writes to the
+# warehouse, and with external access off `copy … to`, `export database`, `attach`, `install`,
+# `load` and read_csv/read_text of other files all fail (DuckDB opens the warehouse itself before
+# the setting applies). Extensions are never fetched or loaded behind the user's back.
+LOCKED_READER_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+}
+
+
 def connect_published(path: Path) -> duckdb.DuckDBPyConnection:
-    """Open the published warehouse read-only (ad-hoc SQL can never change it)."""
+    """Open the published warehouse so that nothing run on it can write any file (docs/warehouse.md)."""
     if not path.exists():
         raise WarehouseMissing(f"no warehouse at {path}; run `provider-eval refresh` first")
-    return connect(path, read_only=True)
+    con = duckdb.connect(str(path), read_only=True, config=LOCKED_READER_CONFIG)
+    con.execute("set TimeZone = 'UTC'")
+    # Last, before any caller's SQL: no `set`/`pragma`/`reset` can turn external access back on.
+    con.execute("set lock_configuration = true")
+    return con
 
 
 @contextmanager
