@@ -9,6 +9,11 @@ checklist as (
     select * from int_offer_checklist
 ),
 
+price_bands as (
+    -- Plausible $/GPU-hour per GPU model (data/reference/price_bands.csv); '*' covers the others.
+    select gpu_model, min_usd_per_gpu_hour, max_usd_per_gpu_hour from ref_price_bands
+),
+
 peer_prices as (
     -- The provider's other offers of the same GPU model and billing model: what a GPU-hour costs
     -- there. Single-GPU offers are the anchor because their scope cannot be wrong.
@@ -152,8 +157,23 @@ final as (
         f.virtualisation, f.software_tested,
         c.check_accelerator, c.check_memory_virtualisation, c.check_rocm, c.check_software_stack,
         c.check_topology, c.check_cpu_ram, c.check_nvme, c.check_network, c.check_total_cost,
-        c.check_benchmark, c.checklist_missing
+        c.check_benchmark, c.checklist_missing,
+        -- Outside the GPU model's plausible band (and not already explained as a scope slip): one
+        -- vendor's impossible price is excluded from ranking with its reason; it never blocks a publish.
+        case when not (f.is_scope_ratio_suspect or f.is_market_scope_slip) and f.usd_per_gpu_hour
+            not between coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour)
+                    and coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour)
+            then 'PRICE_IMPLAUSIBLE' end as price_band_reason,
+        case when not (f.is_scope_ratio_suspect or f.is_market_scope_slip) and f.usd_per_gpu_hour
+            not between coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour)
+                    and coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour)
+            then format('{} $/GPU-h is outside the plausible {} band {} to {} $/GPU-h (data/reference/price_bands.csv)',
+                        round(f.usd_per_gpu_hour, 4), coalesce(own.gpu_model, 'any-GPU'),
+                        coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour),
+                        coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour)) end as price_band_detail
     from judged as f
+    left join price_bands as own on own.gpu_model = f.gpu_model
+    left join price_bands as other on other.gpu_model = '*'
     left join checklist as c
         on c.source_name = f.source_name and c.provider = f.provider and c.offer_id = f.offer_id
         and c.billing_model = f.billing_model
