@@ -40,7 +40,7 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 
 
 def _fail(message: str, code: int = ExitCode.FAILED) -> None:
-    err.print(f"[bold red]error:[/] {console_logs.escape(message)}", highlight=False)
+    err.print(f"[bold red]error:[/] {console_logs.escape(output.printable(message))}", highlight=False)
     raise typer.Exit(int(code))
 
 
@@ -107,7 +107,8 @@ def refresh(
     if summary.files_rejected:
         _, rejected = _query(warehouse_path, REJECTED_FILES_SQL)
         for source_name, original_path, reason in rejected:
-            err.print(f"  rejected {original_path} (source {source_name}): {reason}", highlight=False, markup=False)
+            err.print(output.printable(f"  rejected {original_path} (source {source_name}): {reason}"),
+                      highlight=False, markup=False)
         if not allow_rejected:
             err.print(f"  exit {int(ExitCode.PARTIAL)}: published, but {summary.files_rejected} file(s) rejected "
                       "(--allow-rejected to exit 0)", highlight=False)
@@ -543,10 +544,11 @@ def main() -> None:
     try:
         app()
     except ProviderEvalError as exc:
-        err.print(f"[bold red]error:[/] {console_logs.escape(str(exc))}", highlight=False)
+        err.print(f"[bold red]error:[/] {console_logs.escape(output.printable(str(exc)))}", highlight=False)
         sys.exit(int(exc.exit_code))
     except Exception as exc:  # noqa: BLE001 - the last boundary: one line, not a traceback, unless --verbose
         if console_logs.verbose():
             raise
-        err.print(f"[bold red]error:[/] {console_logs.escape(console_logs.describe(exc))}", highlight=False)
+        err.print(f"[bold red]error:[/] {console_logs.escape(output.printable(console_logs.describe(exc)))}",
+                  highlight=False)
         sys.exit(int(ExitCode.FAILED))

@@ -126,3 +126,9 @@ def test_every_commands_help_shows_the_exit_codes(command):
     assert done.returncode == 0
     for code in ExitCode:
         assert f"  {int(code)}  " in done.stdout, done.stdout
+
+
+def test_table_output_never_carries_terminal_escapes(sample_warehouse):
+    # Warehouse text comes from vendors' files: in a table it is shown, never obeyed by the terminal.
+    out = cli("sql", "select chr(27) || '[2J' || chr(8238) || 'x' || chr(155) as t", "-w", str(sample_warehouse)).stdout
+    assert "\x1b" not in out and "\u202e" not in out and "\x9b" not in out and "[2J" in out
