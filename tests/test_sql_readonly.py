@@ -51,7 +51,6 @@ ESCAPES = [
     "attach '{other}' as o (read_only false)",
     "attach '{other}' as o; create table o.forged as select 1",
     "attach '{tmp}/new.duckdb' as n",
-    "attach ':memory:' as m",
     "export database '{tmp}/exported'",
     "import database '{tmp}'",
     "install httpfs",
@@ -99,8 +98,10 @@ def test_no_escape_writes_or_reads_another_file(layout, sql):
     ("select column_name, count from (summarize offers) order by 1",
      [{"column_name": "offer_id", "count": 1}, {"column_name": "usd_per_gpu_hour", "count": 1}]),
     ("select current_setting('TimeZone') as tz", [{"tz": "UTC"}]),
-    # A temporary table lives in this session's memory and is gone when the command ends.
+    # Scratch space lives in this command's memory and is gone when it ends: no file is written.
     ("create temp table mine as select 1 as a; select a from mine", [{"a": 1}]),
+    ("create table memory.main.scratch as select 2 as b; select b from memory.main.scratch", [{"b": 2}]),
+    ("attach ':memory:' as m; create table m.t as select 3 as c; select c from m.t", [{"c": 3}]),
 ])
 def test_analyst_queries_still_work(layout, sql, expected):
     done = cli("sql", sql, "-w", str(layout["published"]), "--format", "json")
@@ -112,6 +113,14 @@ def test_analyst_queries_still_work(layout, sql, expected):
 def test_explain_works(layout):
     done = cli("sql", "explain select * from offers", "-w", str(layout["published"]))
     assert done.returncode == 0 and "SEQ_SCAN" in done.stdout.upper().replace(" ", "_")
+
+
+def test_another_connection_in_the_same_process_does_not_block_the_locked_one(layout):
+    # DuckDB refuses a second open of one file with other settings in one process; attaching avoids it.
+    with duckdb.connect(str(layout["published"]), read_only=True) as held:
+        with warehouse.connect_published(layout["published"]) as con:
+            assert con.execute("select count(*) from offers").fetchone() == held.execute(
+                "select count(*) from offers").fetchone() == (1,)
 
 
 def test_the_locked_connection_is_what_every_reader_gets(layout):
