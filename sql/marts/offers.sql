@@ -110,6 +110,20 @@ judged as (
     from flagged
 ),
 
+banded as (
+    select
+        j.*,
+        coalesce(own.gpu_model, 'any-GPU') as band_gpu_model,
+        coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour) as band_min_usd,
+        coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour) as band_max_usd,
+        coalesce(not (j.is_scope_ratio_suspect or j.is_market_scope_slip) and j.usd_per_gpu_hour not between
+            coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour)
+            and coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour), false) as is_price_implausible
+    from judged as j
+    left join price_bands as own on own.gpu_model = j.gpu_model
+    left join price_bands as other on other.gpu_model = '*'
+),
+
 final as (
     select
         f.offer_id, f.provider, f.gpu_model, f.gpus_per_node, f.billing_model,
@@ -160,20 +174,11 @@ final as (
         c.check_benchmark, c.checklist_missing,
         -- Outside the GPU model's plausible band (and not already explained as a scope slip): one
         -- vendor's impossible price is excluded from ranking with its reason; it never blocks a publish.
-        case when not (f.is_scope_ratio_suspect or f.is_market_scope_slip) and f.usd_per_gpu_hour
-            not between coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour)
-                    and coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour)
-            then 'PRICE_IMPLAUSIBLE' end as price_band_reason,
-        case when not (f.is_scope_ratio_suspect or f.is_market_scope_slip) and f.usd_per_gpu_hour
-            not between coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour)
-                    and coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour)
-            then format('{} $/GPU-h is outside the plausible {} band {} to {} $/GPU-h (data/reference/price_bands.csv)',
-                        round(f.usd_per_gpu_hour, 4), coalesce(own.gpu_model, 'any-GPU'),
-                        coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour),
-                        coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour)) end as price_band_detail
-    from judged as f
-    left join price_bands as own on own.gpu_model = f.gpu_model
-    left join price_bands as other on other.gpu_model = '*'
+        case when f.is_price_implausible then 'PRICE_IMPLAUSIBLE' end as price_band_reason,
+        case when f.is_price_implausible then format(
+            '{} $/GPU-h is outside the plausible {} band {} to {} $/GPU-h (data/reference/price_bands.csv)',
+            round(f.usd_per_gpu_hour, 4), f.band_gpu_model, f.band_min_usd, f.band_max_usd) end as price_band_detail
+    from banded as f
     left join checklist as c
         on c.source_name = f.source_name and c.provider = f.provider and c.offer_id = f.offer_id
         and c.billing_model = f.billing_model
