@@ -19,11 +19,12 @@ import duckdb  # noqa: E402
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-from provider_eval import output, warehouse  # noqa: E402
-from provider_eval.errors import ProviderEvalError  # noqa: E402
+from provider_eval import console_logs, exit_codes, output, warehouse  # noqa: E402
+from provider_eval.errors import ConfigError, ProviderEvalError  # noqa: E402
+from provider_eval.exit_codes import ExitCode  # noqa: E402
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS  # noqa: E402
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, epilog=exit_codes.HELP,
                   help="Rank rentable accelerator configurations by cost per completed workload.")
 err = Console(stderr=True, soft_wrap=True)
 
@@ -38,9 +39,15 @@ WarehouseOpt = Annotated[Path, typer.Option("--warehouse", "-w", help="DuckDB wa
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 
-def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
-    raise typer.Exit(code)
+def _fail(message: str, code: int = ExitCode.FAILED) -> None:
+    err.print(f"[bold red]error:[/] {console_logs.escape(output.printable(message))}", highlight=False)
+    raise typer.Exit(int(code))
+
+
+# Rejected whole files, as the published ingest_manifest records them (one line each on stderr).
+REJECTED_FILES_SQL = """
+    select source_name, original_path, reason from ingest_manifest
+    where status = 'rejected' order by source_name, original_path"""
 
 
 @app.command()
@@ -50,20 +57,25 @@ def refresh(
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
     task_runner: Annotated[str, typer.Option(help="Where parsing fans out: threads, dask or ray.")] = "threads",
     cluster_address: Annotated[str | None, typer.Option(help="Existing Dask scheduler / Ray address.")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's run logs.")] = False,
+    allow_rejected: Annotated[bool, typer.Option(
+        "--allow-rejected", help="Exit 0, not 4, when the refresh published but rejected a whole file or a fetch failed.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's run logs and tracebacks.")] = False,
 ) -> None:
     """Ingest, validate, model, check and publish the warehouse."""
     if verbose:
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
+        os.environ[console_logs.VERBOSE_ENV] = "1"
     from flows.refresh import refresh as refresh_flow
     from flows.task_runners import make_task_runner
 
     from flows import progress
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    console_logs.quiet_tracebacks()
     runner = make_task_runner(task_runner, cluster_address)
     bar = Progress(SpinnerColumn(), TextColumn("refresh: {task.description}"), BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
+                   MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
+                   disable=not err.is_terminal)  # a log file gets the result lines only
     with bar:
         task_id = bar.add_task("starting Prefect", total=None)
 
@@ -79,8 +91,10 @@ def refresh(
             stop_listening()
     if not state.is_completed():
         unchanged = "" if "stays published" in (state.message or "") else \
-            "\nThe previously published warehouse (if any) is unchanged."
-        _fail(f"refresh failed: {state.message}{unchanged}")
+            " The previously published warehouse (if any) is unchanged."
+        # A malformed sources.yaml / workloads.yaml is the user's to fix (2), not a failed run (5).
+        code = ExitCode.USAGE if isinstance(_state_error(state), ConfigError) else ExitCode.FAILED
+        _fail(f"refresh failed: {console_logs.one_line(state.message or '')}{unchanged}", code)
     summary = state.result()
     err.print(
         f"[green]published[/] {summary.warehouse}: {summary.files} file(s) "
@@ -90,6 +104,24 @@ def refresh(
     )
     if summary.rows_quarantined or summary.files_rejected:
         err.print("  see: provider-eval sql \"select * from quarantine\"  and  \"select * from ingest_manifest\"")
+    if summary.files_rejected:
+        _, rejected = _query(warehouse_path, REJECTED_FILES_SQL)
+        for source_name, original_path, reason in rejected:
+            err.print(output.printable(f"  rejected {original_path} (source {source_name}): {reason}"),
+                      highlight=False, markup=False)
+        if not allow_rejected:
+            err.print(f"  exit {int(ExitCode.PARTIAL)}: published, but {summary.files_rejected} file(s) rejected "
+                      "(--allow-rejected to exit 0)", highlight=False)
+            raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+def _state_error(state) -> BaseException | None:
+    """The exception a failed flow state carries (None when it carries none)."""
+    try:
+        result = state.result(raise_on_failure=False)
+    except Exception as exc:  # noqa: BLE001 - a state whose result cannot be read carries no usable error
+        return exc
+    return result if isinstance(result, BaseException) else None
 
 
 def _query(warehouse_path: Path, sql: str, params: list | None = None) -> tuple[list[str], list[tuple]]:
@@ -162,7 +194,8 @@ def rank(
         return
     _, excluded = _query(warehouse_path, EXCLUDED_SUMMARY_SQL, [workload])
     if not excluded:
-        _fail(f"no workload {workload!r} in the warehouse" if workload else "the warehouse has no workloads")
+        _fail(f"no workload {workload!r} in the warehouse" if workload else "the warehouse has no workloads",
+              ExitCode.USAGE if workload else ExitCode.FAILED)
     for workload_id, n_excluded, unit, reasons in excluded:
         cost_column, headers = _cost_column(unit)
         shown = ["rank", "config_id", "offer_id", "usd_per_gpu_hour", "hours_billed", "total_cost_usd", cost_column,
@@ -264,7 +297,7 @@ def explain(
 ) -> None:
     """Every configuration for a workload: cost lines, or why it is excluded."""
     if config and offer and config != offer:
-        _fail("give the configuration either as CONFIG or as --offer, not both", 2)
+        _fail("give the configuration either as CONFIG or as --offer, not both", ExitCode.USAGE)
     chosen = config or offer
     cols, rows = _query(
         warehouse_path,
@@ -275,7 +308,8 @@ def explain(
     )
     if not rows:
         _fail(f"no costs for workload {workload!r}" + (f" and configuration {chosen!r} (a config id from "
-                                                        f"`provider-eval rank`, or an offer id)" if chosen else ""))
+                                                        f"`provider-eval rank`, or an offer id)" if chosen else ""),
+              ExitCode.USAGE)
     if fmt != Format.table:
         output.render(cols, rows, fmt.value)
     elif chosen:
@@ -316,11 +350,15 @@ def sql(
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Run ad-hoc SQL on the published warehouse, read-only."""
+    """Run ad-hoc SQL on the published warehouse, read-only: it can read the warehouse and write no file."""
     try:
         cols, rows = _query(warehouse_path, query)
     except duckdb.Error as exc:
-        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, duckdb.PermissionException) or "locked" in message or "read-only" in message:
+            message += (" (provider-eval sql is read-only: it reads the published warehouse only; no file access, "
+                        "attach, extensions or settings)")
+        _fail(message, ExitCode.USAGE)
     output.render(cols, rows, fmt.value)
 
 
@@ -363,7 +401,7 @@ def check_fit(
         help="Training activations: none, selective (default), full recomputation.")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Does a model fit in GPU memory? Exit 0 fits, 1 does not fit, 2 usage error."""
+    """Does a model fit in GPU memory? Exit 0 fits, 1 does not fit, 3 unknown, 2 usage error."""
     from flows.ingest.workloads import qlora_base_problem, sixteen_bit_or_wider
     from provider_eval import feasibility
 
@@ -402,9 +440,7 @@ def check_fit(
               f"{result['min_gpus'] if result['min_gpus'] is not None else 'none up to 64'}")
         for reason in result["reasons"]:
             print(f"  - {reason}")
-    if result["verdict"] == "unknown":
-        raise typer.Exit(2)
-    raise typer.Exit(0 if result["verdict"] == "fits" else 1)
+    raise typer.Exit(int({"fits": ExitCode.OK, "unknown": ExitCode.INCONCLUSIVE}.get(result["verdict"], ExitCode.NEGATIVE)))
 
 
 @app.command("check-compat")
@@ -436,10 +472,11 @@ def check_compat(
         print(f"{result['verdict']}: {result['gpu_model']} ({target}) with {stack or 'nothing declared'}")
         for reason in result["reasons"]:
             print(f"  - {reason}")
-    raise typer.Exit({"supported": 0, "unsupported": 1}.get(result["verdict"], 3))
+    raise typer.Exit(int({"supported": ExitCode.OK, "unsupported": ExitCode.NEGATIVE}.get(
+        result["verdict"], ExitCode.INCONCLUSIVE)))
 
 
-VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 3}
+VERDICT_EXIT = {"pass": ExitCode.OK, "fail": ExitCode.NEGATIVE, "inconclusive": ExitCode.INCONCLUSIVE}
 
 
 @app.command("validate-host")
@@ -462,14 +499,14 @@ def validate_host(
     warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Probe a rented host over SSH and check it against a quote before signing (exit 0 pass, 1 fail, 3 inconclusive, 2 error)."""
+    """Probe a rented host over SSH and check it against a quote before signing (exit 0 pass, 1 fail, 3 inconclusive)."""
     from flows.probe.validate import summary_json, validate_host as run_validation
 
     params = {}
     for item in workload_param or []:
         key, sep, value = item.partition("=")
         if not sep:
-            _fail(f"--workload-param {item!r} is not KEY=VALUE", code=2)
+            _fail(f"--workload-param {item!r} is not KEY=VALUE", ExitCode.USAGE)
         params[key.strip()] = value.strip()
     try:
         with err.status(f"probing {host} over SSH"):
@@ -478,8 +515,8 @@ def validate_host(
                                     deep=deep, workload=workload, workload_params=params,
                                     workload_timeout_s=workload_timeout)
     except ProviderEvalError as exc:
-        # No verdict at all (refused, unreachable, unsafe input): exit 2, never confused with a verdict.
-        _fail(f"no validation recorded: {exc}", code=2)
+        # No verdict at all: unsafe input or unknown offer (2), refused or unreachable (5); never a verdict's code.
+        _fail(f"no validation recorded: {exc}", exc.exit_code)
     if fmt == Format.json:
         print(summary_json(record))
     else:
@@ -491,7 +528,7 @@ def validate_host(
                           title=f"{host} vs offer {offer}: {record['verdict'].upper()}")
             err.print(f"evidence: {record['evidence_path']} (loaded into hardware_validations by the next refresh)",
                       highlight=False)
-    raise typer.Exit(VERDICT_EXIT[record["verdict"]])
+    raise typer.Exit(int(VERDICT_EXIT[record["verdict"]]))
 
 
 @app.command()
@@ -509,10 +546,23 @@ def report(
     print(written)
 
 
+def _show_exit_codes() -> None:
+    """Every command's --help ends with the one exit-code table (commands added later get it too)."""
+    for command in app.registered_commands:
+        command.epilog = command.epilog or exit_codes.HELP
+
+
 def main() -> None:
-    """Console entry point: readable errors, no tracebacks for expected failures."""
+    """Console entry point: every failure is one line on stderr (tracebacks with --verbose) and a documented code."""
+    _show_exit_codes()
     try:
         app()
     except ProviderEvalError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        sys.exit(1)
+        err.print(f"[bold red]error:[/] {console_logs.escape(output.printable(str(exc)))}", highlight=False)
+        sys.exit(int(exc.exit_code))
+    except Exception as exc:  # noqa: BLE001 - the last boundary: one line, not a traceback, unless --verbose
+        if console_logs.verbose():
+            raise
+        err.print(f"[bold red]error:[/] {console_logs.escape(output.printable(console_logs.describe(exc)))}",
+                  highlight=False)
+        sys.exit(int(ExitCode.FAILED))

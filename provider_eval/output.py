@@ -39,7 +39,17 @@ def _csv_cell(value) -> str:
     return text
 
 
+def printable(text: str, keep_newlines: bool = False) -> str:
+    """Text for a terminal: control, format and separator characters (ESC, bidi overrides, …) become spaces."""
+    return "".join(c if c.isprintable() or (keep_newlines and c == "\n") else " " for c in text)
+
+
 def _table_cell(value) -> str:
+    # A cell may span lines (an EXPLAIN plan); nothing in it can drive the terminal.
+    return printable(_cell_text(value), keep_newlines=True)
+
+
+def _cell_text(value) -> str:
     if value is None:
         return ""
     if isinstance(value, Decimal):

@@ -28,11 +28,33 @@ def connect_build(path: Path, spill_dir: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+# A reader of the published warehouse writes no file: the warehouse is attached read-only to a
+# private in-memory database, then external access is switched off (no `copy … to`, `export
+# database`, `attach` of a file, `install`/`load`, read_csv/read_text of other files) and the
+# configuration locked, before the caller's SQL runs. Attaching (rather than opening the file
+# with a config) also keeps DuckDB's per-process instance cache out of the way: another
+# connection to the same file in this process, with other settings, does not block this one.
+LOCKED_READER_CONFIG = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+}
+
+
 def connect_published(path: Path) -> duckdb.DuckDBPyConnection:
-    """Open the published warehouse read-only (ad-hoc SQL can never change it)."""
+    """Open the published warehouse so that nothing run on it can write any file (docs/warehouse.md)."""
     if not path.exists():
         raise WarehouseMissing(f"no warehouse at {path}; run `provider-eval refresh` first")
-    return connect(path, read_only=True)
+    con = duckdb.connect(":memory:", config=LOCKED_READER_CONFIG)
+    alias = '"' + path.stem.replace('"', '""') + '"'  # the name DuckDB gives a file it opens itself
+    con.execute(f"attach '{str(path.resolve()).replace(chr(39), chr(39) * 2)}' as {alias} (read_only)")
+    con.execute(f"use {alias}")
+    con.execute("set enable_external_access = false")
+    con.execute("set TimeZone = 'UTC'")
+    # Last, before any caller's SQL: no `set`/`pragma`/`reset` can turn external access back on.
+    con.execute("set lock_configuration = true")
+    return con
 
 
 @contextmanager

@@ -125,7 +125,7 @@ def test_explain_workload_config_reproduces_the_seed_example_from_rank_output(sa
                 "-w", str(sample_warehouse))
     assert clash.returncode == 2 and "either" in clash.stderr
     missing = cli("explain", "seed-000-same-task", "nobody/MI300X/1/on_demand", "-w", str(sample_warehouse))
-    assert missing.returncode == 1 and "config id" in missing.stderr
+    assert missing.returncode == 2 and "config id" in missing.stderr  # names nothing in the warehouse: usage
 
 
 def test_token_workloads_show_cost_per_million_tokens(sample_warehouse):

@@ -252,6 +252,9 @@ def test_disk_full_keeps_previous_warehouse(tmp_path, refresh_env):
         # The last words the user sees say what happened and that nothing changed.
         final = second.stderr[second.stderr.rindex("error: refresh failed"):]
         assert ("No space left on device" in final or "too large" in final) and "unchanged" in final, second.stderr
+        # One line, no traceback before it (--verbose shows them), and the documented "nothing published" code.
+        assert "Traceback" not in second.stderr and len(final.strip().splitlines()) == 1, second.stderr
+        assert second.returncode == 5
         assert fingerprint(warehouse) == before
         assert_checks_pass(warehouse)
         assert not list(disk.rglob("*.part")), "a half-copied landing file was left behind"

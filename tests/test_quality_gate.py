@@ -103,20 +103,33 @@ def _failures(build: Path, tmp_path: Path) -> list:
     return result.failures
 
 
-def test_price_outside_the_gpu_models_band_fails(published, tmp_path):
-    # A per-node price of an 8-GPU MI300X node read as a per-GPU price: 15.92 $/GPU-h.
+def test_price_outside_the_gpu_models_band_is_reported_not_blocking(published, tmp_path):
+    # A per-node price of an 8-GPU MI300X node read as a per-GPU price: 15.92 $/GPU-h. One row:
+    # row-level (the SQL excludes it as PRICE_IMPLAUSIBLE), so the gate reports it and passes.
     build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = 15.92 "
                            "where offer_id = 'hotaisle-mi300x-1'")
-    failures = _failures(build, tmp_path)
-    assert [(f.table, f.column, f.unexpected_rows) for f in failures] == [("offers", "usd_per_gpu_hour", 1)]
-    assert "gpu_model == 'MI300X'" in failures[0].line()
+    result = validate(build, tmp_path / "docs")
+    assert result.success and result.blocking == []
+    assert [(f.table, f.column, f.unexpected_rows) for f in result.warnings] == [("offers", "usd_per_gpu_hour", 1)]
+    assert "gpu_model == 'MI300X'" in result.warnings[0].line()
+    assert "excluded from ranking as PRICE_IMPLAUSIBLE" in result.warnings[0].line()
+
+
+def test_many_prices_outside_the_band_are_systemic_and_block(published, tmp_path):
+    # Every MI300X price × 100 (a unit or currency bug in a whole source): beyond the row-level limit.
+    build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = usd_per_gpu_hour * 100 "
+                           "where gpu_model = 'MI300X'")
+    result = validate(build, tmp_path / "docs")
+    assert not result.success
+    assert [(f.column, f.blocking) for f in result.failures] == [("usd_per_gpu_hour", True)]
+    assert "above the row-level limit (10 % and 3 rows): systemic" in result.blocking[0].line()
 
 
 def test_model_without_its_own_band_uses_the_fallback(published, tmp_path):
     build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = 40 "
                            "where gpu_model = 'MI350X' and quote_status = 'quoted'")
     failures = _failures(build, tmp_path)
-    assert [(f.column, f.unexpected_rows) for f in failures] == [("usd_per_gpu_hour", 1)]
+    assert [(f.column, f.unexpected_rows, f.blocking) for f in failures] == [("usd_per_gpu_hour", 1, False)]
     assert "gpu_model not in" in failures[0].line()
 
 
@@ -125,7 +138,8 @@ def test_quote_from_the_future_fails(published, tmp_path):
     build = _tampered_copy(published, tmp_path, f"update offer_history set observed_at = '{future}' "
                            "where offer_id = 'hotaisle-mi300x-1'")
     failures = _failures(build, tmp_path)
-    assert [(f.table, f.column, f.unexpected_rows) for f in failures] == [("offer_history", "observed_at", 1)]
+    assert [(f.table, f.column, f.unexpected_rows, f.blocking) for f in failures] == [
+        ("offer_history", "observed_at", 1, False)]
 
 
 def test_lost_rows_fail_the_row_count(published, tmp_path):
@@ -134,8 +148,8 @@ def test_lost_rows_fail_the_row_count(published, tmp_path):
     build = _tampered_copy(published, tmp_path,
                            "delete from stg_quote_observations where offer_id = 'hotaisle-mi300x-1'")
     failures = _failures(build, tmp_path)
-    assert [(f.suite, f.expectation) for f in failures] == [("stg_quote_observations_row_count",
-                                                             "expect_table_row_count_to_equal")]
+    assert [(f.suite, f.expectation, f.blocking) for f in failures] == [("stg_quote_observations_row_count",
+                                                                         "expect_table_row_count_to_equal", True)]
     assert f"expected {accepted}, observed {accepted - 1}" in failures[0].line()
 
 
@@ -173,3 +187,34 @@ def test_no_estimates_and_no_sensitivity_rows_pass(published, tmp_path):
     """A warehouse where nothing needs estimating (or nothing is ranked) is not a failure."""
     build = _tampered_copy(published, tmp_path, "delete from estimate_rankings; delete from ranking_sensitivity")
     assert _failures(build, tmp_path) == []
+
+
+def test_one_vendors_impossible_price_publishes_with_that_row_excluded(published, tmp_path):
+    """The issue's case: a single 149 $/GPU-h row (YAML read `2:29` as 149) among every bundled source."""
+    import yaml
+
+    from provider_eval.paths import DATA_DIR
+
+    doc = yaml.safe_load((DATA_DIR / "sources.yaml").read_text(encoding="utf-8"))
+    for source in doc["sources"]:
+        source["path"] = str(DATA_DIR / source["path"])
+    quotes = tmp_path / "typo.csv"
+    quotes.write_text("provider,offer_id,gpu_model,gpus_per_node,price,currency,price_unit,price_scope,"
+                      "billing_model,observed_at\n"
+                      "typo-cloud,typo-mi300x-1,MI300X,1,149,USD,hour,per_gpu,on_demand,2026-01-15T00:00:00Z\n")
+    doc["sources"].append({"name": "typo-cloud", "kind": "quotes", "format": "quote-csv", "path": str(quotes)})
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    warehouse = tmp_path / "w" / "provider_eval.duckdb"
+    state = run_refresh(warehouse, sources=sources)
+    assert state.is_completed(), state.message
+    assert query(warehouse, "select price_band_reason, price_band_detail from offers where offer_id = 'typo-mi300x-1'") == [
+        ("PRICE_IMPLAUSIBLE", "149.0 $/GPU-h is outside the plausible MI300X band 0.475 to 12.0 $/GPU-h "
+                              "(data/reference/price_bands.csv)")]
+    reasons = query(warehouse, "select distinct exclusion_reasons from workload_costs where offer_id = 'typo-mi300x-1'")
+    assert reasons and all("PRICE_IMPLAUSIBLE" in r[0] for r in reasons)
+    assert query(warehouse, "select count(*) from rankings where offer_id = 'typo-mi300x-1'") == [(0,)]
+    # Every other source published as before: the same rankings as the bundled refresh.
+    ranked = "select workload_id, rank, offer_id, cost_per_unit_usd from rankings order by all"
+    assert query(warehouse, ranked) == query(published, ranked)
+    assert query(warehouse, "select count(*) from offers where price_band_reason is not null") == [(1,)]

@@ -63,3 +63,35 @@ def test_workload_mistakes_name_the_line(tmp_path, body, message):
     with pytest.raises(ConfigError) as err:
         load_workloads(_write(tmp_path, body, "workloads.yaml"))
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["../../x", "..", ".", "/etc/cron.d/x", "a/b", "a\\\\b", ".hidden", "-rf", "UPPER",
+                                  "x" * 65, "caf\u00e9", "a b"])
+def test_source_names_must_be_a_slug(tmp_path, name):
+    body = f"sources:\n  - name: {name}\n    kind: quotes\n    format: quote-csv\n    path: x.csv\n"
+    with pytest.raises(ConfigError, match=r"sources.yaml: line 2: key 'name': .* is not a valid source name"):
+        load_sources(_write(tmp_path, body))
+
+
+def test_a_path_from_input_never_leaves_its_root(tmp_path):
+    import datetime as dt
+
+    from flows.ingest.land import land_file
+    from provider_eval.errors import UnsafePath
+    from provider_eval.safe_paths import child
+
+    root = tmp_path / "landing"
+    root.mkdir()
+    assert child(root, "quotes", "abc.csv") == root / "quotes" / "abc.csv"
+    for parts in (("..", "x"), ("../../x",), ("/etc",), ("a/../../b",), ("",), ("a\0b",)):
+        with pytest.raises(UnsafePath):
+            child(root, *parts)
+    (root / "escape").symlink_to(tmp_path, target_is_directory=True)  # a link planted inside the root
+    with pytest.raises(UnsafePath, match="resolves outside"):
+        child(root, "escape", "x")
+    # The landing step itself refuses, even when called without sources.yaml's check.
+    src = tmp_path / "q.csv"
+    src.write_text("a\n1\n")
+    with pytest.raises(UnsafePath):
+        land_file("../../outside", src, root, dt.datetime.now(dt.timezone.utc))
+    assert not list(tmp_path.parent.glob("outside*")) and not (tmp_path / "outside").exists()

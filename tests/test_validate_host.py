@@ -98,7 +98,7 @@ def test_unknown_host_key_is_refused(tmp_path, keys, warehouse):
         with pytest.raises(ssh_runner.SSHRefused, match="host key not accepted"):
             validate(server, warehouse, EIGHT_GPU_OFFER)
         done = cli(*cli_args(server, EIGHT_GPU_OFFER, warehouse))
-    assert done.returncode == 2 and "never accepted" in done.stderr
+    assert done.returncode == 5 and "never accepted" in done.stderr  # no verdict: refused, not a usage error
 
 
 def test_changed_host_key_is_refused(tmp_path, keys, warehouse):
@@ -199,9 +199,18 @@ def test_flow_records_validations_and_the_refresh_reranks(tmp_path, keys, wareho
                               warehouse_path=str(warehouse), bench=False, return_state=True)
     failed = state.result()
     assert passed["verdict"] == "pass" and failed["verdict"] == "fail"
-    # A damaged evidence file is reported, never fatal to the refresh.
-    (Path(failed["evidence_path"]).parent / "val-damaged.json").write_text("{not json")
+    # Damaged evidence files are quarantined with their reason, never fatal to this or any later refresh.
+    folder = Path(failed["evidence_path"]).parent
+    (folder / "val-damaged.json").write_text("{not json")
+    wrong = {**failed, "validation_id": "val-wrong-types", "validated_at": "yesterday", "measured": [1, 2],
+             "quoted_gpu_count": "eight", "port": 1e400}
+    (folder / "val-wrong-types.json").write_text(json.dumps(wrong))
     assert run_refresh(warehouse).is_completed()
+    assert run_refresh(warehouse).is_completed()
+    bad = dict(query(warehouse, "select file, detail from quarantine where reason_code = 'EVIDENCE_INVALID'"))
+    assert "not readable JSON" in bad[str(folder / "val-damaged.json")]
+    assert {"validated_at", "quoted_gpu_count", "port"} <= {
+        p.split(":")[0] for p in bad[str(folder / "val-wrong-types.json")].split("; ")}
     rows = query(warehouse, "select validation_id, verdict, is_latest_for_offer from hardware_validations "
                             "where offer_id = ? order by validated_at", [MI325X_OFFER])
     assert (failed["validation_id"], "fail", True) in rows
@@ -211,3 +220,25 @@ def test_flow_records_validations_and_the_refresh_reranks(tmp_path, keys, wareho
     ranked = query(warehouse, "select distinct validation_verdict, validation_id from rankings where offer_id = ?",
                    [MI300X_OFFER])
     assert ranked == [("pass", passed["validation_id"])]
+
+
+def test_a_hostile_host_over_ssh_is_inconclusive_and_printed_clean(tmp_path, keys, warehouse):
+    # The host's tools answer with terminal escapes, a bidi override and a NaN memory size; the
+    # real probe passes them through, and the CLI must neither print them nor let NaN pass.
+    record = fake_host.static_record(0, fake_host.MI300X_BDFS[0], market="MI300X\x1b]0;owned\x07\u202eX",
+                                     gfx="gfx942\x1b[2J\x1b[H",
+                                     vram={"type": "HBM", "vendor": "N/A", "size": {"value": float("nan"), "unit": "MB"}})
+    env = fake_host.build_host(tmp_path / "host", fake_host.amd_smi_outputs([record]),
+                               rocm_version="6.2.3\x1b[31m-116")
+    with host_with(tmp_path, keys, env) as server:
+        done = cli(*cli_args(server, MI300X_OFFER, warehouse))
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "INCONCLUSIVE" in done.stdout
+    for text in (done.stdout, done.stderr):
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+    evidence = next(line for line in done.stderr.splitlines() if line.startswith("evidence:")).split()[1]
+    saved = json.loads(Path(evidence).read_text())  # strict JSON: no NaN was stored
+    assert saved["verdict"] == "inconclusive" and saved["measured"]["rocm_version"] == "6.2.3-116"
+    # The probe itself reads a NaN size as "not reported"; it never becomes a size that passes.
+    assert ("vram", "inconclusive") in {(c["check"], c["status"]) for c in saved["checks"]}, saved["reasons"]
+    assert saved["measured"]["vram_bytes_per_gpu_min"] is None

@@ -8,6 +8,7 @@ from flows.ingest.adapters import ADAPTERS
 from flows.ingest.fetch import FetchPolicy, fetch, redacted
 from flows.ingest.sources import Source
 from flows.ingest.stage import FileOutcome
+from provider_eval.safe_paths import child
 
 POLICY_FIELDS = {"timeout_s": "read_timeout_s", "deadline_s": "deadline_s", "max_bytes": "max_bytes",
                  "attempts": "attempts", "backoff_s": "backoff_s", "max_retry_after_s": "max_retry_after_s"}
@@ -47,7 +48,7 @@ def fetch_url_sources(sources: list[Source], downloads_dir: Path, now: str) -> t
                 continue
         # Keep the URL's file extension so the landed name shows what the body is (.json, .csv).
         suffix = PurePosixPath(urlsplit(source.url).path).suffix[:8]
-        result = fetch(source.url, downloads_dir / source.name / f"body{suffix}", token, policy_for(source))
+        result = fetch(source.url, child(downloads_dir, source.name, f"body{suffix}"), token, policy_for(source))
         if result.body_path is None:
             failures.append(_failure(source, result.reason, result.sha256, now))
         else:

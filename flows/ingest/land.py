@@ -7,6 +7,8 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from provider_eval.safe_paths import child
+
 INDEX_NAME = "index.jsonl"
 
 
@@ -62,7 +64,7 @@ def _from_json(record: dict) -> LandedFile:
 def _land_companion(source_name: str, path: Path, landing_dir: Path) -> dict:
     """Store a companion file's bytes by hash (no index entry of its own: it is never staged alone)."""
     sha = sha256_of(path)
-    target = landing_dir / source_name / "companions" / f"{sha}{''.join(path.suffixes[-1:])[:16]}"
+    target = child(landing_dir, source_name, "companions", f"{sha}{''.join(path.suffixes[-1:])[:16]}")
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".part")
@@ -85,7 +87,7 @@ def land_file(source_name: str, path: Path, landing_dir: Path, now: dt.datetime,
     sha = sha256_of(path)
     origin = original or str(path)
     # The vendor's file name stays data only: the stored name is the hash (no path traversal).
-    target = landing_dir / source_name / f"{sha}{''.join(path.suffixes[-2:])[:16]}"
+    target = child(landing_dir, source_name, f"{sha}{''.join(path.suffixes[-2:])[:16]}")
     index = read_index_by_key(landing_dir) if known is None else known
     seen = index.get((source_name, sha))
     if seen is not None:

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from flows.ingest.adapters import ADAPTERS
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
+from provider_eval.safe_paths import SLUG_RULE, is_slug
 
 SOURCE_KEYS = {"name", "kind", "format", "path", "url", "defaults", "description", "max_quote_age_days",
                "auth_env", "fetch", "max_file_bytes", "max_line_chars", "perf_confirmed"}
@@ -169,6 +170,9 @@ def _check_source(raw: dict, file: Path, settings: dict | None = None) -> Source
     for key in ("name", "kind", "format"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise ConfigError(f"{where}: '{key}' is required and must be text")
+    if not is_slug(raw["name"]):
+        # The name becomes a folder under landing/ and downloads/: it must be one plain path component.
+        raise ConfigError(f"{where}: key 'name': {raw['name']!r} is not a valid source name ({SLUG_RULE})")
     if raw["kind"] not in KINDS:
         raise ConfigError(f"{where}: kind {raw['kind']!r} is not one of {sorted(KINDS)}")
     adapter = ADAPTERS.get(raw["format"])

@@ -10,6 +10,7 @@ from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, b
 from flows.ingest.land import LandedFile
 from flows.ingest.validate import validate_details, validate_frame, validate_frames
 from models import CONTRACTS
+from provider_eval.safe_paths import child
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def _write(p: _Parsed, accepted: pl.DataFrame, contract_rejects: pl.DataFrame, s
                            f"{ctx.original_name}: {parsed.rows_in} rows in, {accepted.height} accepted + "
                            f"{quarantined.height} quarantined (an adapter bug: nothing of the file is loaded)")
     staging_dir.mkdir(parents=True, exist_ok=True)
-    stem = staging_dir / f"{landed.source_name}.{landed.file_sha256[:16]}"
+    stem = child(staging_dir, f"{landed.source_name}.{landed.file_sha256[:16]}")
     accepted_path = Path(f"{stem}.{p.adapter.table}.parquet")
     quarantine_path = Path(f"{stem}.quarantine.parquet")
     accepted.write_parquet(accepted_path)

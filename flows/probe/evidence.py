@@ -45,14 +45,17 @@ def write_record(directory: Path, record: dict) -> Path:
     return path
 
 
-def read_records(directory: Path) -> tuple[list[dict], list[tuple[str, str]]]:
-    """Every validation record in directory, and (file, reason) for each one that cannot be used."""
+def read_records(directory: Path) -> tuple[list[tuple[dict, str]], list[tuple[str, str]]]:
+    """Every validation record in directory with its file, and (file, reason) for each one that cannot be used."""
     records, rejected = [], []
     for path in sorted(Path(directory).glob("val-*.json")):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            rejected.append((str(path), f"not readable JSON: {exc}"))
+        except (OSError, ValueError, RecursionError) as exc:
+            rejected.append((str(path), f"not readable JSON: {type(exc).__name__}: {str(exc)[:200]}"))
+            continue
+        if not isinstance(record, dict):
+            rejected.append((str(path), f"not a JSON object (a {type(record).__name__})"))
             continue
         missing = [k for k in ("validation_id", "host", "offer_id", "verdict", "reasons", "validated_at") if k not in record]
         if record.get("schema_version") != EVIDENCE_SCHEMA or missing:
@@ -61,5 +64,5 @@ def read_records(directory: Path) -> tuple[list[dict], list[tuple[str, str]]]:
         if record["verdict"] not in ("pass", "fail", "inconclusive") or not isinstance(record["reasons"], list):
             rejected.append((str(path), f"verdict {record['verdict']!r} or reasons are not valid"))
             continue
-        records.append(record)
+        records.append((record, str(path)))
     return records, rejected

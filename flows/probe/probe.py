@@ -148,7 +148,7 @@ def to_bytes(value, default_unit="MB"):
         return None
     try:
         return int(float(number) * UNIT_BYTES[str(unit).strip().upper()])
-    except (ValueError, KeyError):
+    except (ValueError, KeyError, OverflowError, TypeError):  # NaN, Infinity, a list: not a size
         return None
 
 

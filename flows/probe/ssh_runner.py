@@ -9,6 +9,7 @@ from pathlib import Path
 import asyncssh
 
 from provider_eval.errors import ProviderEvalError
+from provider_eval.exit_codes import ExitCode
 
 PROBE_SCRIPT = Path(__file__).with_name("probe.py")
 HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
@@ -24,6 +25,8 @@ class SSHRefused(ProviderEvalError):
 
 class UnsafeTarget(ProviderEvalError):
     """A host, user or port failed allow-list validation; nothing was sent anywhere."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,17 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from flows.probe import evidence, ssh_runner, verdict
+from flows.probe import evidence, sanitise, ssh_runner, verdict
 from flows.probe import workload as bench_workload
-from flows.probe.probe import json_documents
 from provider_eval import feasibility, warehouse
 from provider_eval.errors import ProviderEvalError
+from provider_eval.exit_codes import ExitCode
 
 
 class OfferNotFound(ProviderEvalError):
     """The offer id is not in the published warehouse's offers."""
+
+    exit_code = ExitCode.USAGE
 
 
 def lookup_quote(warehouse_path: Path, offer_id: str) -> dict:
@@ -27,12 +29,6 @@ def lookup_quote(warehouse_path: Path, offer_id: str) -> dict:
         raise OfferNotFound(f"offer {offer_id!r} is quoted with different GPUs by {len(rows)} providers; cannot validate")
     provider, gpu_model, gpus_per_node = rows[0]
     return {"offer_id": offer_id, "provider": provider, "gpu_model": gpu_model, "gpus_per_node": int(gpus_per_node)}
-
-
-def parse_probe_output(stdout: str) -> dict | None:
-    """The last JSON object the probe printed (anything before it is ignored), or None."""
-    docs = [d for d in json_documents(stdout) if isinstance(d, dict)]
-    return docs[-1] if docs else None
 
 
 def validate_host(host: str, offer_id: str, user: str, port: int, identity_file: Path, known_hosts: Path,
@@ -57,8 +53,10 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
     if result.exit_status not in (0, None):
         problems.append(f"the remote command exited with status {result.exit_status}: "
                         + verdict.printable(result.stderr.strip()[-300:]))
-    probe = parse_probe_output(result.stdout) if not (result.timed_out or result.truncated) else None
-    decided = verdict.decide(probe, quote, reference or verdict.Reference.load(), problems)
+    # Everything the host sent is cleaned here, once: what follows only sees printable, bounded, finite values.
+    probe, hostile = (sanitise.parse_probe_output(result.stdout) if not (result.timed_out or result.truncated)
+                      else (None, []))
+    decided = verdict.decide(probe, quote, reference or verdict.Reference.load(), problems, hostile)
     if probe and decided.measured.get("gpu_models") == [quote["gpu_model"]]:
         _check_software_stack(decided, probe, quote["gpu_model"])
 

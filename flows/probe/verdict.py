@@ -1,5 +1,6 @@
 """Compare what the probe measured with the quote, the GPU catalog and AMD's acceptance floors."""
 import csv
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,17 @@ class Verdict:
     verdict: str
     reasons: list[Reason]
     measured: dict = field(default_factory=dict)
+
+
+def _number(value) -> float | None:
+    """A measurement as a finite float, or None (NaN, ±Inf, text, booleans and overflowing integers never pass a floor)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def printable(text: str, limit: int = 300) -> str:
@@ -108,8 +120,28 @@ def _physical_vram(gpu: dict, gpus: list[dict]) -> int | None:
     return None if any(p is None for p in parts) else sum(parts)
 
 
-def decide(probe: dict | None, quote: dict, ref: Reference, transport_problems: list[str] = ()) -> Verdict:
-    """Every check against the quote and the catalog; fail beats inconclusive beats pass."""
+def decide(probe: dict | None, quote: dict, ref: Reference, transport_problems: list[str] = (),
+           document_problems: list[str] = ()) -> Verdict:
+    """Every check against the quote and the catalog; fail beats inconclusive beats pass.
+
+    document_problems (sanitise.py: what had to be cut or dropped from the host's document) make the
+    verdict inconclusive whatever the checks say: a document that breaks the schema decides nothing.
+    """
+    try:
+        result = _decide(probe, quote, ref, transport_problems)
+    except (TypeError, KeyError, AttributeError, ValueError, IndexError, OverflowError) as exc:
+        # A value of a type no real probe prints (sanitise.py checks the leaves decide() uses, not all).
+        reasons = [Reason("transport", "inconclusive", p) for p in transport_problems]
+        reasons.append(Reason("probe_document", "inconclusive", "a value of an unexpected type "
+                                                                f"({type(exc).__name__}: {printable(exc, 200)})"))
+        result = Verdict("inconclusive", reasons, {})
+    if document_problems:
+        result.reasons[:0] = [Reason("probe_document", "inconclusive", printable(p)) for p in document_problems]
+        result.verdict = "inconclusive"
+    return result
+
+
+def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems) -> Verdict:
     reasons: list[Reason] = [Reason("transport", "inconclusive", p) for p in transport_problems]
     measured: dict = {}
     if not isinstance(probe, dict) or probe.get("schema_version") != PROBE_SCHEMA:
@@ -169,7 +201,8 @@ def decide(probe: dict | None, quote: dict, ref: Reference, transport_problems: 
     # VRAM per GPU vs the catalog, with the documented tolerance.
     catalog = ref.catalog(quoted_model)
     vram = [_physical_vram(g, gpus) for g in physical]
-    vram = [v for v in vram if v]
+    # Text, booleans or non-finite sizes count as not reported (never as a size that passes).
+    vram = [int(v) for v in (_number(v) for v in vram) if v]
     measured["vram_bytes_per_gpu_min"] = min(vram) if vram else None
     if catalog and catalog.get("memory_gb_marketed") and physical:
         floor_bytes = int(float(catalog["memory_gb_marketed"]) * 1e9 * VRAM_TOLERANCE)
@@ -207,12 +240,16 @@ def decide(probe: dict | None, quote: dict, ref: Reference, transport_problems: 
     for row in ref.thresholds:
         if row["gpu_model"] != quoted_model or row["check"] not in BENCH_CHECKS:
             continue
-        value = torch_facts.get(BENCH_CHECKS[row["check"]])
+        raw = torch_facts.get(BENCH_CHECKS[row["check"]])
+        value = _number(raw)
         floor_value = float(row["pass_at_or_above"])
         measured[BENCH_CHECKS[row["check"]]] = value
-        if value is None:
+        if raw is None:
             reasons.append(Reason(row["check"], "note", f"not measured ({_why_no_bench(torch_facts)}); floor {floor_value:g} {row['unit']}"))
-        elif float(value) < floor_value:
+        elif value is None:
+            reasons.append(Reason(row["check"], "inconclusive", f"{printable(raw, 60)!s} is not a measurement "
+                                                                f"(not a finite number); floor {floor_value:g} {row['unit']}"))
+        elif value < floor_value:
             reasons.append(Reason(row["check"], "fail", f"{value} {row['unit']} is below the floor of {floor_value:g} ({row['source']})"))
         else:
             reasons.append(Reason(row["check"], "pass", f"{value} {row['unit']} ≥ {floor_value:g}"))
@@ -228,7 +265,9 @@ def _deep_reasons(deep: dict, model: str, count: int, ref: Reference, measured: 
     """rccl-tests all-reduce vs the 8-GPU floor, and RVS gst's own met/not-met, when they ran."""
     reasons = []
     rccl = deep.get("rccl_allreduce")
-    if rccl and rccl.get("busbw_in_place_gbps") is not None:
+    if rccl and rccl.get("busbw_in_place_gbps") is not None and _number(rccl["busbw_in_place_gbps"]) is None:
+        reasons.append(Reason("rccl_allreduce", "inconclusive", "all_reduce_perf bus bandwidth is not a finite number"))
+    elif rccl and rccl.get("busbw_in_place_gbps") is not None:
         measured["rccl_allreduce_busbw_gbps"] = rccl["busbw_in_place_gbps"]
         floor = next((r for r in ref.thresholds if r["gpu_model"] == model and r["check"] == "rccl_allreduce_8gpu"), None)
         if floor and count == 8 and rccl.get("gpus") == 8 and rccl.get("message_bytes") == 8 * 1024 ** 3:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from flows.probe import ssh_runner
 from provider_eval.errors import ProviderEvalError
+from provider_eval.exit_codes import ExitCode
 
 MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$")
 METADATA_VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._/+-]{0,127}$")
@@ -21,6 +22,8 @@ METADATA_VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._/+-]{0,127}$")
 
 class WorkloadRejected(ProviderEvalError):
     """A benchmark template or parameter failed the allow-list; nothing was sent."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from prefect import task
+from prefect import get_run_logger, task
 
-from flows.quality.suites import Suite, all_suites
+from flows.quality.suites import ROW_FAILURE_LIMIT_PCT, ROW_FAILURE_MIN_ROWS, Suite, all_suites
 from provider_eval import warehouse
 from provider_eval.errors import RefreshFailed
 
@@ -28,6 +28,8 @@ class Failure:
     unexpected_rows: int | None
     rows: int | None
     detail: str
+    # False for a row-level expectation broken by few rows: reported, the rows excluded, publish goes on.
+    blocking: bool = True
 
     def line(self) -> str:
         """A readable one-line summary for the CLI."""
@@ -43,6 +45,16 @@ class GateResult:
     success: bool
     failures: list[Failure]
     docs_index: Path
+
+    @property
+    def blocking(self) -> list[Failure]:
+        """The systemic failures: any one of them stops the publish."""
+        return [f for f in self.failures if f.blocking]
+
+    @property
+    def warnings(self) -> list[Failure]:
+        """Row-level failures within the limit: their rows are excluded from ranking with a reason."""
+        return [f for f in self.failures if not f.blocking]
 
 
 def _quiet_gx() -> None:
@@ -78,6 +90,16 @@ def _detail(result: dict, kwargs: dict) -> str:
     return ""
 
 
+def _row_level_note(row_level: bool, systemic: bool, failing_pct: float | None, meta: dict) -> str:
+    """What a row-level failure means: rows excluded with a reason, or too many rows (systemic)."""
+    if not row_level:
+        return ""
+    if systemic:
+        return (f"; {failing_pct:.1f} % of rows, above the row-level limit ({ROW_FAILURE_LIMIT_PCT:g} % and "
+                f"{ROW_FAILURE_MIN_ROWS} rows): systemic")
+    return f"; excluded from ranking as {meta['excluded_as']}" if meta.get("excluded_as") else ""
+
+
 def validate(build_path: Path, docs_dir: Path, now: dt.datetime | None = None) -> GateResult:
     """Validate every suite against frames of the built warehouse; Data Docs are written either way."""
     import great_expectations as gx
@@ -111,14 +133,21 @@ def validate(build_path: Path, docs_dir: Path, now: dt.datetime | None = None) -
                 if r.success:
                     continue
                 kwargs = r.expectation_config.kwargs
+                meta = r.expectation_config.meta or {}
+                failing_pct = r.result.get("unexpected_percent")
+                row_level = meta.get("level") == "row" and failing_pct is not None
+                systemic = row_level and (failing_pct > ROW_FAILURE_LIMIT_PCT
+                                          and (r.result.get("unexpected_count") or 0) >= ROW_FAILURE_MIN_ROWS)
                 failures.append(Failure(
                     suite=s.name, table=s.table, expectation=r.expectation_config.type,
                     column=kwargs.get("column"),
                     unexpected_rows=r.result.get("unexpected_count"), rows=r.result.get("element_count"),
-                    detail=(f" (where {meta['where']})" if (meta := r.expectation_config.meta or {}).get("where")
-                            else "") + _detail(r.result, kwargs),
+                    detail=(f" (where {meta['where']})" if meta.get("where") else "") + _detail(r.result, kwargs)
+                           + _row_level_note(row_level, systemic, failing_pct, meta),
+                    blocking=not row_level or systemic,
                 ))
-    return GateResult(success=not failures, failures=failures, docs_index=docs_dir / "index.html")
+    return GateResult(success=not any(f.blocking for f in failures), failures=failures,
+                      docs_index=docs_dir / "index.html")
 
 
 @task
@@ -128,14 +157,16 @@ def validate_marts(build_path: str, docs_dir: str) -> GateResult:
 
 
 def quality_gate(build_path: str, docs_dir: str) -> str:
-    """The refresh's gate: raise (so nothing is published) when any expectation fails."""
+    """The refresh's gate: raise (so nothing is published) on a systemic failure; log row-level ones."""
     # Raised here in the flow, not inside the task, so a failed gate reads as one message rather
     # than a task traceback in Prefect's log.
     result = validate_marts(build_path, docs_dir)
     if not result.success:
         raise RefreshFailed(
             "quality gate failed; the previous warehouse stays published:\n"
-            + "\n".join(f.line() for f in result.failures)
+            + "\n".join(f.line() for f in result.blocking)
             + f"\n  Data Docs: {result.docs_index}"
         )
+    for failure in result.warnings:
+        get_run_logger().warning("quality gate (row-level, not blocking):%s", failure.line().removeprefix(" "))
     return str(result.docs_index)

@@ -270,7 +270,7 @@ final as (
         o.commitment_term_hours, o.usd_per_gpu_hour, o.usd_per_node_hour, o.price_amount, o.currency,
         o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
         o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
-        o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason,
+        o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason, o.price_band_reason,
         o.warnings as offer_warnings, o.scope_detail,
         o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date, o.also_seen_in,
         t.one_node_fits, t.precision_supported, t.min_gpus, t.node_count, t.gpu_count,

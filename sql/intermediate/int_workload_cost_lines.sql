@@ -149,7 +149,8 @@ totals as (
             -- An unknown stack stays rankable; compat_verdict shows it.
             case when compat_verdict = 'unsupported' then 'ROCM_UNSUPPORTED' end,
             case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end,
-            scope_reason
+            scope_reason,
+            price_band_reason
         ], lambda r: r is not null) as exclusion_reasons
     from lines
 ),

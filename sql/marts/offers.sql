@@ -9,6 +9,11 @@ checklist as (
     select * from int_offer_checklist
 ),
 
+price_bands as (
+    -- Plausible $/GPU-hour per GPU model (data/reference/price_bands.csv); '*' covers the others.
+    select gpu_model, min_usd_per_gpu_hour, max_usd_per_gpu_hour from ref_price_bands
+),
+
 peers as (
     -- What the provider's other offers and the market charge (int_offer_market_peers: leave-one-out
     -- medians; single-GPU offers anchor the provider's price because their scope cannot be wrong).
@@ -70,6 +75,20 @@ judged as (
     from flagged
 ),
 
+banded as (
+    select
+        j.*,
+        coalesce(own.gpu_model, 'any-GPU') as band_gpu_model,
+        coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour) as band_min_usd,
+        coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour) as band_max_usd,
+        coalesce(not (j.is_scope_ratio_suspect or j.is_market_scope_slip) and j.usd_per_gpu_hour not between
+            coalesce(own.min_usd_per_gpu_hour, other.min_usd_per_gpu_hour)
+            and coalesce(own.max_usd_per_gpu_hour, other.max_usd_per_gpu_hour), false) as is_price_implausible
+    from judged as j
+    left join price_bands as own on own.gpu_model = j.gpu_model
+    left join price_bands as other on other.gpu_model = '*'
+),
+
 final as (
     select
         f.offer_id, f.provider, f.gpu_model, f.gpus_per_node, f.billing_model,
@@ -121,8 +140,14 @@ final as (
         c.check_accelerator, c.check_memory_virtualisation, c.check_rocm, c.check_software_stack,
         c.check_topology, c.check_cpu_ram, c.check_nvme, c.check_network, c.check_total_cost,
         c.check_benchmark, c.checklist_missing,
-        f.observed_at_basis
-    from judged as f
+        f.observed_at_basis,
+        -- Outside the GPU model's plausible band (and not already explained as a scope slip): one
+        -- vendor's impossible price is excluded from ranking with its reason; it never blocks a publish.
+        case when f.is_price_implausible then 'PRICE_IMPLAUSIBLE' end as price_band_reason,
+        case when f.is_price_implausible then format(
+            '{} $/GPU-h is outside the plausible {} band {} to {} $/GPU-h (data/reference/price_bands.csv)',
+            round(f.usd_per_gpu_hour, 4), f.band_gpu_model, f.band_min_usd, f.band_max_usd) end as price_band_detail
+    from banded as f
     left join checklist as c
         on c.source_name = f.source_name and c.provider = f.provider and c.offer_id = f.offer_id
         and c.billing_model = f.billing_model
