@@ -359,16 +359,17 @@ def check_fit(
     from provider_eval import feasibility
 
     known = feasibility.load_catalog()
-    if model.lower() not in known.model_ids:
+    model_id = known.resolve_model(model)
+    if model_id is None:
         _fail(f"unknown model {model!r}; known: {', '.join(known.model_ids)}", 2)
     for name, value in (("precision", precision), ("kv-precision", kv_precision)):
         if value is not None and value.lower() not in known.precisions:
             _fail(f"unknown {name} {value!r}; known: {', '.join(known.precisions)}", 2)
     gpu_model = known.resolve_gpu(gpu)
     if gpu_model is None:
-        _fail(f"unknown GPU {gpu!r}; known: {', '.join(known.gpu_models)}", 2)
+        _fail(f"unknown GPU {gpu!r} ({known.gpu_problem(gpu)}); known: {', '.join(known.gpu_models)}", 2)
     result = feasibility.check_fit({
-        "model_id": model.lower(), "precision": precision.lower(),
+        "model_id": model_id, "precision": precision.lower(),
         "kv_precision": kv_precision.lower() if kv_precision else None,
         "context_tokens": context, "concurrency": concurrency, "mode": mode.value,
         "engine": engine.lower() if engine else None, "gpu_memory_utilization": gpu_memory_utilization,

@@ -35,6 +35,7 @@ def _rules(defaults: dict) -> list[Rule]:
     return [
         f.required_rule("run_id", f.raw("run_id")),
         *f.gpu_rules(gpu),
+        *f.model_rules(f.with_default("model_id", defaults)),
         Rule("GPU_COUNT_INVALID", f.as_count(count).is_null(),
              pl.format("gpu_count '{}' is not a positive whole number", count.fill_null("(empty)"))),
         Rule("UNIT_MISSING", f.raw("unit").is_null(), pl.lit("unit is empty")),
@@ -65,7 +66,9 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         f.with_default("provider", d).alias("provider"),
         f.gpu_model(f.with_default("gpu_model", d)).alias("gpu_model"),
         f.as_count(f.with_default("gpu_count", d)).cast(pl.Int32).alias("gpu_count"),
-        *[f.with_default(c, d).alias(c) for c in ("model_id", "precision", "engine", "engine_version", "rocm_version")],
+        f.model_id(f.with_default("model_id", d)).alias("model_id"),
+        f.precision_from_model(f.with_default("precision", d), f.with_default("model_id", d)).alias("precision"),
+        *[f.with_default(c, d).alias(c) for c in ("engine", "engine_version", "rocm_version")],
         f.raw("workload_id").alias("workload_id"),
         f.enum_value(f.raw("unit"), UNITS).alias("unit"),
         f.as_float(f.raw("completed")).alias("completed"),
