@@ -302,12 +302,27 @@ def explain(
         output.render(shown, [tuple(r[i] for i in idx) for r in rows], "table",
                       title=f"{workload}: every configuration (cost lines: explain {workload} CONFIG)",
                       headers=headers)
+        if any("NO_BENCHMARK" in (r[cols.index("exclusion_reasons")] or []) for r in rows):
+            _print_closest_runs(warehouse_path, workload)
         sens_cols, sens = _query(warehouse_path, f"select {', '.join(SENSITIVITY_COLUMNS)} from ranking_sensitivity "
                                  "where workload_id = $1 order by rank", [workload])
         if sens:
             output.render(sens_cols, sens, "table", headers=SENSITIVITY_HEADERS,
                           title=f"{workload}: sensitivity — break-even price to overtake the leader (the leader: to "
                                 "lose the lead), and the rank at 30 / 60 / 100 % utilisation")
+
+
+def _print_closest_runs(warehouse_path: Path, workload: str) -> None:
+    """The benchmark runs nearest the workload and what each does not match (the closest_runs mart)."""
+    cols, runs = _query(warehouse_path, "select closeness_rank, run_id, gpu_model, gpu_count, model_id, precision, "
+                        "engine, mismatches from closest_runs where workload_id = $1 order by closeness_rank",
+                        [workload])
+    if not runs:
+        print("  NO_BENCHMARK: no benchmark run is loaded at all; add one (docs/formats/benchmarks.md)")
+        return
+    shown = [(*r[:-1], "; ".join(r[-1]) or "matches (see the configurations above)") for r in runs]
+    output.render(cols[:-1] + ["what does not match"], shown, "table",
+                  title=f"{workload}: NO_BENCHMARK — the closest benchmark runs and what does not match")
 
 
 @app.command()

@@ -1,0 +1,139 @@
+"""GPU and model names as real files write them → catalog id or reason code (flows/ingest/names.py)."""
+import polars as pl
+import pytest
+
+from flows.ingest import names
+from flows.ingest.adapters import fields as f
+
+# (name as written, where it is written, expected catalog GPU or reason code)
+GPU_NAMES = [
+    # MLPerf Inference systems JSON accelerator_model_name
+    ("AMD Instinct MI300X-NPS1-SPX-192GB-750W", "MLPerf v4.1 closed/AMD/systems/8xMI300X_2xEPYC-9374F.json", "MI300X"),
+    ("AMD Instinct MI300X 192GB HBM3", "MLPerf v5.x AMD systems JSON shape", "MI300X"),
+    ("AMD Instinct MI325X", "MLPerf v5.x AMD systems JSON", "MI325X"),
+    ("AMD Instinct MI325X 256GB HBM3E", "MLPerf v5.x AMD systems JSON shape", "MI325X"),
+    ("NVIDIA H200-SXM-141GB", "MLPerf systems JSON (NVIDIA)", "H200"),
+    ("NVIDIA H100-SXM-80GB", "MLPerf systems JSON (NVIDIA)", "H100 SXM"),
+    ("NVIDIA H100 SXM5 80GB", "MLPerf systems JSON (H100x8-vLLM)", "H100 SXM"),
+    ("NVIDIA H100 80GB HBM3", "MLPerf systems JSON; nvidia-smi; torch; RunPod id", "H100 SXM"),
+    ("NVIDIA H100", "MLPerf systems JSON (2-node submission)", "GPU_VARIANT_UNKNOWN"),
+    # amd-smi / rocm-smi / rocminfo / torch / k8s labeller
+    ("AMD Instinct MI300X", "amd-smi market name; rocminfo Marketing Name; torch.cuda.get_device_name", "MI300X"),
+    ("MI300X-O", "amd-smi MARKET_NAME (ROCm blog 2024-09-17)", "MI300X"),
+    ("AMD Instinct MI300X OAM", "rocm-smi Device Name (ROCm/ROCm#4750); RunPod GPU id", "MI300X"),
+    ("AMD Instinct MI300X VF", "torch / rocminfo on an SR-IOV cloud VF (PCI 1002:74b5)", "MI300X"),
+    ("AMD_Instinct_MI300X_OAM", "k8s labeller productName", "MI300X"),
+    ("AMD Instinct MI355X", "amd-smi static --json asic.market_name", "MI355X"),
+    ("AMD Instinct MI350 OAM", "amd-smi PRODUCT_NAME (MI350 series)", "GPU_VARIANT_UNKNOWN"),
+    ("Aqua Vanjaram [Instinct MI300A]", "amd-smi PRODUCT_NAME on MI300A (not in the catalog)", "GPU_ALIAS_UNKNOWN"),
+    ("Radeon RX 7900 XT", "rocm-smi --showproductname Card Series (an XT, not the catalog's XTX)", "GPU_ALIAS_UNKNOWN"),
+    ("AMD Radeon RX 7900 XTX", "rocminfo Marketing Name", "RX 7900 XTX"),
+    ("NVIDIA H200", "nvidia-smi name; RunPod GPU id", "H200"),
+    ("NVIDIA A100-SXM4-80GB", "nvidia-smi name (not in the catalog)", "GPU_ALIAS_UNKNOWN"),
+    ("Tesla V100-SXM2-16GB", "nvidia-smi name (not in the catalog)", "GPU_ALIAS_UNKNOWN"),
+    # provider catalogs
+    ("amd_mi300x", "DigitalOcean /v2/sizes gpu_info.model", "MI300X"),
+    ("nvidia_h100", "DigitalOcean /v2/sizes gpu_info.model (SXM, PCIe or NVL not stated)", "GPU_VARIANT_UNKNOWN"),
+    ("mi300x", "Vultr plan id word", "MI300X"),
+    ("a100", "Vultr plan id word", "GPU_VARIANT_UNKNOWN"),
+    ("MI300X", "SkyPilot AcceleratorName; Vast.ai gpu_name; Hot Aisle model", "MI300X"),
+    ("H100 SXM", "Vast.ai gpu_name; RunPod displayName", "H100 SXM"),
+    ("H200 SXM", "RunPod displayName", "H200"),
+    ("NVIDIA B200", "RunPod GPU id", "B200"),
+    # benchmark result files
+    ("mi355x", "InferenceX hw", "MI355X"),
+    ("MI325X", "vLLM --metadata gpu_model", "MI325X"),
+    # bare family names stay ambiguous; other variants are not folded into the catalog's
+    ("H100", "quote", "GPU_VARIANT_UNKNOWN"),
+    ("MI300", "quote", "GPU_VARIANT_UNKNOWN"),
+    ("AMD Instinct MI300", "quote", "GPU_VARIANT_UNKNOWN"),
+    ("H100 PCIe", "quote", "GPU_ALIAS_UNKNOWN"),
+    ("H100 NVL", "nvidia-smi name (94 GB)", "GPU_ALIAS_UNKNOWN"),
+    ("GB200 NVL72", "quote", "GPU_ALIAS_UNKNOWN"),
+    ("MI300X SXM", "quote (wrong form factor)", "GPU_ALIAS_UNKNOWN"),
+    # memory suffixes must agree with the catalog
+    ("MI300X 80GB", "quote", "VRAM_MISMATCH"),
+    ("AMD Instinct MI300X HBM3E", "quote (MI300X has HBM3)", "VRAM_MISMATCH"),
+    ("NVIDIA H100-SXM-94GB", "quote (the NVL's memory)", "VRAM_MISMATCH"),
+    ("mi300x-192gb", "reliability_and_bad_inputs.md #13", "MI300X"),
+    ("Instinct MI300X (192GB)", "reliability_and_bad_inputs.md #13", "MI300X"),
+    # look-alike characters are refused, never folded
+    ("\u041d100 SXM", "Cyrillic En", "GPU_ALIAS_UNKNOWN"),
+    ("\u041cI300X", "Cyrillic Em", "GPU_ALIAS_UNKNOWN"),
+    ("M\u0399300X", "Greek Iota", "GPU_ALIAS_UNKNOWN"),
+    ("\uff2d\uff29\uff13\uff10\uff10\uff38", "full-width", "GPU_ALIAS_UNKNOWN"),
+    ("MI300X\u00a0", "trailing NBSP", "GPU_ALIAS_UNKNOWN"),
+    ("MI300X\u200d", "zero-width joiner", "GPU_ALIAS_UNKNOWN"),
+    ("MI3OOX", "letter O for zero", "GPU_ALIAS_UNKNOWN"),
+    ("H100x", "reliability_and_bad_inputs.md #16", "GPU_ALIAS_UNKNOWN"),
+]
+
+
+@pytest.mark.parametrize("name,where,expected", GPU_NAMES, ids=[n for n, _, _ in GPU_NAMES])
+def test_gpu_name_from_every_source(name, where, expected):
+    got = names.resolve_gpu(name)
+    assert (got.gpu_model or got.reason_code) == expected, (where, got)
+    if got.gpu_model is None:
+        assert got.detail and "'" in got.detail  # the message names the value
+
+
+def test_the_same_rules_in_polars_and_the_cli_catalog():
+    """Adapters (polars expressions) and check-fit/check-compat (feasibility) answer alike."""
+    from provider_eval import feasibility
+
+    catalog = feasibility.load_catalog()
+    frame = pl.DataFrame({"n": [n for n, _, _ in GPU_NAMES]})
+    out = frame.select(f.gpu_model(pl.col("n")).alias("m"))["m"].to_list()
+    assert out == [names.resolve_gpu(n).gpu_model for n, _, _ in GPU_NAMES]
+    assert out == [catalog.resolve_gpu(n) for n, _, _ in GPU_NAMES]
+
+
+def test_gpu_rules_give_one_reason_per_bad_name():
+    frame = pl.DataFrame({"n": ["MI300X 80GB", "H100", "H1OO", None, "  ", "AMD Instinct MI300X"]})
+    reasons = [[r.reason_code for r in f.gpu_rules(pl.col("n")) if frame.select(r.failed)[i, 0]]
+               for i in range(frame.height)]
+    assert reasons == [["VRAM_MISMATCH"], ["GPU_VARIANT_UNKNOWN"], ["GPU_ALIAS_UNKNOWN"],
+                       ["FIELD_MISSING"], ["FIELD_MISSING"], []]
+
+
+def test_every_catalog_gpu_and_alias_resolves_to_itself():
+    import csv
+    from provider_eval.paths import REFERENCE_DIR
+    with open(REFERENCE_DIR / "gpus.csv", newline="") as fh:
+        models = [r["model"] for r in csv.DictReader(fh)]
+    assert [names.resolve_gpu(m).gpu_model for m in models] == models
+    with open(REFERENCE_DIR / "gpu_aliases.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            assert names.resolve_gpu(row["alias"]).gpu_model == row["gpu_model"], row
+
+
+MODEL_NAMES = [
+    ("meta-llama/Llama-3.1-70B-Instruct", "vLLM model_id", "llama-3.1-70b", None),
+    ("meta-llama/Meta-Llama-3.1-70B-Instruct", "the repo's former name", "llama-3.1-70b", None),
+    ("amd/Llama-3.1-70B-Instruct-FP8-KV", "vLLM model_id (AMD Quark FP8)", "llama-3.1-70b", "fp8"),
+    ("RedHatAI/Llama-3.1-8B-Instruct-FP8-dynamic", "vLLM model_id (compressed-tensors FP8)", "llama-3.1-8b", "fp8"),
+    ("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "AWQ repo id", "llama-3.1-70b", "int4"),
+    ("amd/DeepSeek-R1-MXFP4", "SGLang model_path", "deepseek-r1", "mxfp4"),
+    ("meta-llama/Llama-2-70b-chat-hf", "MLPerf Llama2-70B reference model", "llama-2-70b", None),
+    ("meta-llama/Llama-3.3-70B-Instruct", "vLLM model_id (a different model from 3.1)", "llama-3.3-70b", None),
+    ("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4", "GPTQ repo id", "qwen2.5-72b", "int4"),
+    ("LLAMA-3.1-70B", "workload id in capitals", "llama-3.1-70b", None),
+    ("amd/GLM-5.1-MXFP4", "InferenceX model (not in the catalog)", None, "mxfp4"),
+    ("meta-llama/Llama-3.1-70B-Instruct-v2", "an unknown suffix is not stripped", None, None),
+    ("llama-3.1-7", "a prefix of a catalog id is not a match", None, None),
+]
+
+
+@pytest.mark.parametrize("name,where,model_id,implied", MODEL_NAMES, ids=[n for n, *_ in MODEL_NAMES])
+def test_model_name_from_every_source(name, where, model_id, implied):
+    got = names.resolve_model(name)
+    assert (got.model_id, got.implied_precision) == (model_id, implied), where
+
+
+def test_model_rules_and_implied_precision_in_polars():
+    frame = pl.DataFrame({"m": ["amd/Llama-3.1-70B-Instruct-FP8-KV", "amd/GLM-5.1-MXFP4", None],
+                          "p": [None, None, "bf16"]})
+    out = frame.select(f.model_id(pl.col("m")).alias("id"),
+                       f.precision_from_model(pl.col("p"), pl.col("m")).alias("precision"),
+                       *[r.failed.alias(r.reason_code) for r in f.model_rules(pl.col("m"))])
+    assert out.rows() == [("llama-3.1-70b", "fp8", False), (None, "mxfp4", True), (None, "bf16", False)]
