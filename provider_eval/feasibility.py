@@ -6,7 +6,8 @@ from pathlib import Path
 import duckdb
 
 from flows.ingest import names
-from flows.load import load_reference
+from flows.load import load_empty, load_reference
+from models.model_configs import ModelConfig
 from provider_eval import sql_models
 from provider_eval.paths import REFERENCE_DIR, SQL_DIR
 
@@ -47,6 +48,8 @@ def run(inputs: list[dict], input_table: str, columns: dict[str, str], result_ta
     models = {m.name: m for m in sql_models.discover(sql_dir)}
     with duckdb.connect() as con:
         load_reference(con, reference_dir)
+        # One-row checks run on the bundled catalog alone: no model-config source is declared.
+        load_empty(con, "raw_model_configs", ModelConfig)
         con.execute(f'create table "{input_table}" (' + ", ".join(f"{c} {t}" for c, t in columns.items()) + ")")
         con.executemany(f'insert into "{input_table}" values (' + ", ".join("?" for _ in columns) + ")",
                         [[row.get(c) for c in columns] for row in inputs])

@@ -20,8 +20,10 @@ SIZE_LIMIT_KEYS = ("max_file_bytes", "max_line_chars")
 DEFAULT_KEYS = {
     "provider", "gpu_model", "gpu_count", "model_id", "precision", "engine",
     "engine_version", "rocm_version", "currency", "region", "node_count",
+    # model-config sources (docs/formats/model-config.md)
+    "hf_repo_id", "source_url", "params_total", "params_active", "rope_scaling",
 }
-KINDS = {"quotes", "benchmarks"}
+KINDS = {"quotes", "benchmarks", "models"}
 
 
 @dataclass(frozen=True)
