@@ -1,4 +1,8 @@
 """NO_BENCHMARK explained: the closest runs to a workload and every way each does not match it."""
+import os
+import subprocess
+import sys
+
 from provider_eval.paths import SQL_DIR
 from tests.cost_model_harness import bench_run, build, offer, rows, workload
 
@@ -47,3 +51,12 @@ def test_only_the_five_closest_runs_are_kept_and_a_declared_run_vouches_for_its_
     found = closest([workload("chat", **CHAT)], [offer("o8", gpus_per_node=8)], runs)
     assert len(found) == 5
     assert found["declared"]["closeness_rank"] == 1 and found["declared"]["mismatches"] == []
+
+
+def test_explain_prints_the_closest_runs_for_a_no_benchmark_workload(sample_warehouse):
+    out = subprocess.run([sys.executable, "-m", "provider_eval", "explain", "llama31-70b-chat",
+                          "-w", str(sample_warehouse)], capture_output=True, text=True, check=True,
+                         env={**os.environ, "COLUMNS": "250"}).stdout
+    assert "NO_BENCHMARK — the closest benchmark runs and what does not match" in out
+    # The real MLPerf v4.1 MI300X runs are the nearest: another model and precision.
+    assert "model: llama-2-70b ≠ llama-3.1-70b; precision: fp8 ≠ bf16" in out
