@@ -106,13 +106,18 @@ def as_date(expr: pl.Expr) -> pl.Expr:
     return expr.str.to_date("%Y-%m-%d", strict=False)
 
 
-def _resolved(expr: pl.Expr, field: str) -> pl.Expr:
-    """One field of flows.ingest.names.resolve_gpu for every cell, computed once per distinct name."""
+def _per_name(expr: pl.Expr, lookup) -> pl.Expr:
+    """lookup(name) for every cell, computed once per distinct name (a file repeats a few names)."""
     def per_batch(s: pl.Series) -> pl.Series:
-        looked_up = {v: getattr(names.resolve_gpu(v), field) for v in s.drop_nulls().unique().to_list()}
+        looked_up = {v: lookup(v) for v in s.drop_nulls().unique().to_list()}
         return s.replace_strict(looked_up, default=None, return_dtype=pl.String) if looked_up \
             else pl.Series(s.name, [None] * len(s), dtype=pl.String)
     return expr.cast(pl.String).map_batches(per_batch, return_dtype=pl.String)
+
+
+def _resolved(expr: pl.Expr, field: str) -> pl.Expr:
+    """One field of flows.ingest.names.resolve_gpu (gpu_model, reason_code, detail) per cell."""
+    return _per_name(expr, lambda v: getattr(names.resolve_gpu(v), field))
 
 
 @lru_cache(maxsize=1)
@@ -139,12 +144,8 @@ def gpu_rules(expr: pl.Expr) -> list[Rule]:
 
 
 def _model_field(expr: pl.Expr, field: str) -> pl.Expr:
-    """One field of flows.ingest.names.resolve_model for every cell, computed once per distinct name."""
-    def per_batch(s: pl.Series) -> pl.Series:
-        looked_up = {v: getattr(names.resolve_model(v), field) for v in s.drop_nulls().unique().to_list()}
-        return s.replace_strict(looked_up, default=None, return_dtype=pl.String) if looked_up \
-            else pl.Series(s.name, [None] * len(s), dtype=pl.String)
-    return expr.cast(pl.String).map_batches(per_batch, return_dtype=pl.String)
+    """One field of flows.ingest.names.resolve_model (model_id, implied_precision) per cell."""
+    return _per_name(expr, lambda v: getattr(names.resolve_model(v), field))
 
 
 def model_id(expr: pl.Expr) -> pl.Expr:
