@@ -1,9 +1,13 @@
 """GPU and model names as real files write them → catalog id or reason code (flows/ingest/names.py)."""
+import json
+from pathlib import Path
+
 import polars as pl
 import pytest
 
 from flows.ingest import names
 from flows.ingest.adapters import fields as f
+from tests.test_benchmark_adapters import MLPERF_RUN, SYSTEM_JSON, parse
 
 # (name as written, where it is written, expected catalog GPU or reason code)
 GPU_NAMES = [
@@ -12,6 +16,8 @@ GPU_NAMES = [
     ("AMD Instinct MI300X 192GB HBM3", "MLPerf v5.x AMD systems JSON shape", "MI300X"),
     ("AMD Instinct MI325X", "MLPerf v5.x AMD systems JSON", "MI325X"),
     ("AMD Instinct MI325X 256GB HBM3E", "MLPerf v5.x AMD systems JSON shape", "MI325X"),
+    ("AMD Instinct MI325X-OAM-256GB", "MLPerf accelerator name shape (a third-party mapper's test)", "MI325X"),
+    ("AMD Instinct MI325X-NPS1-SPX-288GB-1000W", "v4.1 shape with the wrong memory", "VRAM_MISMATCH"),
     ("NVIDIA H200-SXM-141GB", "MLPerf systems JSON (NVIDIA)", "H200"),
     ("NVIDIA H100-SXM-80GB", "MLPerf systems JSON (NVIDIA)", "H100 SXM"),
     ("NVIDIA H100 SXM5 80GB", "MLPerf systems JSON (H100x8-vLLM)", "H100 SXM"),
@@ -137,3 +143,24 @@ def test_model_rules_and_implied_precision_in_polars():
                        f.precision_from_model(pl.col("p"), pl.col("m")).alias("precision"),
                        *[r.failed.alias(r.reason_code) for r in f.model_rules(pl.col("m"))])
     assert out.rows() == [("llama-3.1-70b", "fp8", False), (None, "mxfp4", True), (None, "bf16", False)]
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("AMD Instinct MI300X 192GB HBM3", ("MI300X", None)),
+    ("AMD Instinct MI300X-NPS1-SPX-192GB-750W", ("MI300X", None)),
+    ("AMD Instinct MI300X 80GB", (None, "VRAM_MISMATCH")),
+    ("AMD Instinct MI300", (None, "GPU_VARIANT_UNKNOWN")),
+])
+def test_mlperf_systems_json_names_reach_the_run(tmp_path, name, expected):
+    """The real v4.1 summary with its systems JSON naming the accelerator as other submissions do."""
+    system = json.loads(SYSTEM_JSON.read_text())
+    system["accelerator_model_name"] = name
+    renamed = tmp_path / SYSTEM_JSON.name
+    renamed.write_text(json.dumps(system))
+    model, code = expected
+    # sources.yaml saying MI300X: a name that resolves to it is no DEFAULT_CONFLICT.
+    defaults = {"model_id": "llama-2-70b", **({"gpu_model": "MI300X"} if model else {})}
+    result = parse("mlperf-summary", Path(str(MLPERF_RUN).format("Offline")), defaults,
+                   {str(SYSTEM_JSON): str(renamed)})
+    assert result.accepted["gpu_model"].to_list() == ([model] if model else [])
+    assert result.quarantined["reason_code"].to_list() == ([code] if code else [])
