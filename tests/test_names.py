@@ -164,3 +164,18 @@ def test_mlperf_systems_json_names_reach_the_run(tmp_path, name, expected):
                    {str(SYSTEM_JSON): str(renamed)})
     assert result.accepted["gpu_model"].to_list() == ([model] if model else [])
     assert result.quarantined["reason_code"].to_list() == ([code] if code else [])
+
+
+def test_workloads_name_models_by_hugging_face_repo_id(tmp_path):
+    from flows.ingest.workloads import load_workloads
+    path = tmp_path / "workloads.yaml"
+    path.write_text("workloads:\n"
+                    "  - {id: a, kind: inference, unit: requests, quantity: 1, model_id: meta-llama/Llama-3.1-70B-Instruct}\n"
+                    "  - {id: b, kind: inference, unit: requests, quantity: 1, model_id: amd/Llama-3.1-70B-Instruct-FP8-KV}\n"
+                    "  - {id: c, kind: inference, unit: requests, quantity: 1, model_id: amd/Llama-3.1-70B-Instruct-FP8-KV,\n"
+                    "     precision: bf16}\n"
+                    "  - {id: d, kind: inference, unit: requests, quantity: 1, model_id: my-org/private-model}\n")
+    rows = load_workloads(path).select("workload_id", "model_id", "precision").rows()
+    # An unknown model stays as written: a model-config source may declare it (stg_workloads).
+    assert rows == [("a", "llama-3.1-70b", None), ("b", "llama-3.1-70b", "fp8"), ("c", "llama-3.1-70b", "bf16"),
+                    ("d", "my-org/private-model", None)]

@@ -53,12 +53,14 @@ def _row(raw: dict, file: Path) -> dict:
     tolerance = match.get("shape_tolerance_pct", DEFAULT_SHAPE_TOLERANCE_PCT)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance <= 100:
         raise ConfigError(f"{where}: match.shape_tolerance_pct {tolerance!r} must be a number from 0 to 100")
+    model = names.resolve_model(raw.get("model_id"))
     return {
         "workload_id": str(raw["id"]), "kind": str(raw["kind"]), "description": raw.get("description"),
         "unit": str(raw["unit"]), "quantity": _decimal(raw["quantity"], "quantity", where),
-        # A Hugging Face repo id names the catalog model it resolves to (flows/ingest/names.py).
-        "model_id": names.resolve_model(raw.get("model_id")).model_id or raw.get("model_id"),
-        "precision": raw.get("precision"),
+        # A Hugging Face repo id names the catalog model it resolves to (flows/ingest/names.py);
+        # a precision its suffix implies (-FP8, -MXFP4) stands when the workload states none.
+        "model_id": model.model_id or raw.get("model_id"),
+        "precision": raw.get("precision") or model.implied_precision,
         **{k: _decimal(raw.get(k, 0), k, where) for k in ("storage_gb", "egress_gb", "setup_hours")},
         "match_workload_id": match.get("workload_id"), "line": line,
         "utilisation": _decimal(raw.get("utilisation", 1), "utilisation", where),
