@@ -63,6 +63,9 @@ GPU_NAMES = [
     ("NVIDIA H100-SXM-94GB", "quote (the NVL's memory)", "VRAM_MISMATCH"),
     ("mi300x-192gb", "reliability_and_bad_inputs.md #13", "MI300X"),
     ("Instinct MI300X (192GB)", "reliability_and_bad_inputs.md #13", "MI300X"),
+    # vendor pages: trademark signs and filler words
+    ("AMD Instinct\u2122 MI300X Accelerator", "AMD product page title", "MI300X"),
+    ("AMD Radeon\u2122 PRO W7900", "AMD product page title", "Radeon PRO W7900"),
     # look-alike characters are refused, never folded
     ("\u041d100 SXM", "Cyrillic En", "GPU_ALIAS_UNKNOWN"),
     ("\u041cI300X", "Cyrillic Em", "GPU_ALIAS_UNKNOWN"),
@@ -169,12 +172,12 @@ def test_mlperf_systems_json_names_reach_the_run(tmp_path, name, expected):
 def test_workloads_name_models_by_hugging_face_repo_id(tmp_path):
     from flows.ingest.workloads import load_workloads
     path = tmp_path / "workloads.yaml"
+    head = "  - {kind: inference, unit: requests, quantity: 1, "
     path.write_text("workloads:\n"
-                    "  - {id: a, kind: inference, unit: requests, quantity: 1, model_id: meta-llama/Llama-3.1-70B-Instruct}\n"
-                    "  - {id: b, kind: inference, unit: requests, quantity: 1, model_id: amd/Llama-3.1-70B-Instruct-FP8-KV}\n"
-                    "  - {id: c, kind: inference, unit: requests, quantity: 1, model_id: amd/Llama-3.1-70B-Instruct-FP8-KV,\n"
-                    "     precision: bf16}\n"
-                    "  - {id: d, kind: inference, unit: requests, quantity: 1, model_id: my-org/private-model}\n")
+                    + head + "id: a, model_id: meta-llama/Llama-3.1-70B-Instruct}\n"
+                    + head + "id: b, model_id: amd/Llama-3.1-70B-Instruct-FP8-KV}\n"
+                    + head + "id: c, model_id: amd/Llama-3.1-70B-Instruct-FP8-KV, precision: bf16}\n"
+                    + head + "id: d, model_id: my-org/private-model}\n")
     rows = load_workloads(path).select("workload_id", "model_id", "precision").rows()
     # An unknown model stays as written: a model-config source may declare it (stg_workloads).
     assert rows == [("a", "llama-3.1-70b", None), ("b", "llama-3.1-70b", "fp8"), ("c", "llama-3.1-70b", "bf16"),

@@ -2,15 +2,15 @@
 
 Every adapter, the CLI and feasibility go through here (docs/quarantine.md "How names are resolved").
 GPU rules, in order:
-  1. Any character outside printable ASCII is refused (homoglyphs, NBSP, zero-width, full-width are
-     never folded into a real model).
+  1. ™ ® © are dropped; any other character outside printable ASCII is refused (homoglyphs, NBSP,
+     zero-width, full-width are never folded into a real model).
   2. Case-folded; `_ - / ( ) [ ] ,` are separators.
   3. An exact row of data/reference/gpu_aliases.csv wins (true aliases: "MI300X-O", "H100 80GB HBM3").
-  4. Otherwise the words are read: vendor/family words (AMD, NVIDIA, Instinct, Radeon, Tesla, GeForce)
-     are dropped; a form factor (OAM, SXM[n], PCIe, NVL) must agree with the catalog's; partition and
-     power suffixes (NPS1/NPS4, SPX/DPX/QPX/CPX, 750W) and an SR-IOV "VF" are dropped; a memory size and
-     type ("192GB HBM3") must agree with the catalog (else VRAM_MISMATCH). What is left is matched to a
-     catalog model read the same way.
+  4. Otherwise the words are read: vendor/family words (AMD, NVIDIA, Instinct, Radeon, Tesla, GeForce,
+     Accelerator, GPU) are dropped; a form factor (OAM, SXM[n], PCIe, NVL) must agree with the
+     catalog's; partition and power suffixes (NPS1/NPS4, SPX/DPX/QPX/CPX, 750W) and an SR-IOV "VF"
+     are dropped; a memory size and type ("192GB HBM3") must agree with the catalog (else
+     VRAM_MISMATCH). What is left is matched to a catalog model read the same way.
   5. A family name covering several variants (gpu_ambiguous_names.csv: "H100", "MI300") stays
      GPU_VARIANT_UNKNOWN unless its form factor or memory leaves exactly one variant.
 Model rules: case-folded; a Hugging Face repo id's organisation is dropped; the catalog's model_id,
@@ -27,7 +27,9 @@ from pathlib import Path
 from provider_eval.paths import REFERENCE_DIR
 
 VRAM_NAME_TOLERANCE = 0.10  # "192GB" vs 192 GB marketed; GiB vs GB differ by 7 %, 80 vs 94 does not pass
-VENDOR_WORDS = {"amd", "nvidia", "instinct", "radeon", "tesla", "geforce"}
+VENDOR_WORDS = {"amd", "nvidia", "instinct", "radeon", "tesla", "geforce", "accelerator", "gpu"}
+# Trademark signs on vendor pages ("AMD Instinct™ MI300X"): not letters, so no look-alike risk.
+MARKS = str.maketrans("", "", "\u2122\u00ae\u00a9")
 PARTITION_WORD = re.compile(r"^(nps[1248]|spx|dpx|tpx|qpx|cpx|\d+w|vf)$")
 MEMORY_SIZE = re.compile(r"^(\d+(?:\.\d+)?)(gb|gib)$")
 MEMORY_TYPE = re.compile(r"^(hbm\d[a-z]?|gddr\d[a-z]?)$")
@@ -115,7 +117,7 @@ class GpuNames:
         """Resolve one GPU name by the module's rules."""
         if name is None or not str(name).strip():
             return GpuResolution(None, "FIELD_MISSING", "gpu_model is empty")
-        name = str(name)
+        name = str(name).translate(MARKS)
         odd = next((c for c in name if not 0x20 <= ord(c) <= 0x7e), None)
         if odd is not None:
             return GpuResolution(None, "GPU_ALIAS_UNKNOWN",
@@ -133,9 +135,9 @@ class GpuNames:
         """A family name: resolved only when its suffixes leave exactly one variant."""
         left = [v for v in variants if _agrees(parse_gpu(v), parsed)]
         if len(left) == 1 and (parsed.form_factor or parsed.memory_gb):
-            chosen = self._catalog(name, parse_gpu(left[0]) if parsed.memory_gb is None else
-                                   ParsedGpu(parse_gpu(left[0]).core, parse_gpu(left[0]).form_factor,
-                                             parsed.memory_gb, parsed.memory_type))
+            variant = parse_gpu(left[0])  # the variant's words, with the memory the name states
+            chosen = self._catalog(name, ParsedGpu(variant.core, variant.form_factor,
+                                                   parsed.memory_gb, parsed.memory_type))
             if chosen.gpu_model or chosen.reason_code == "VRAM_MISMATCH":
                 return chosen
             return GpuResolution(None, "GPU_ALIAS_UNKNOWN",

@@ -147,8 +147,9 @@ def decide(probe: dict | None, quote: dict, ref: Reference, transport_problems: 
     # resolver reads as another catalog model is worth saying (flows/ingest/names.py).
     named = {names.resolve_gpu(g["market_name"]).gpu_model for g in physical if g.get("market_name")} - {None}
     if named and named != found_models and found_models <= {g["model"] for g in ref.gpus}:
-        reasons.append(Reason("gpu_model", "note", f"the tools' marketing name reads as {', '.join(sorted(named))}; "
-                                                   f"the PCI device id / gfx target says {', '.join(sorted(found_models))}"))
+        reasons.append(Reason("gpu_model", "note",
+                              f"the tools' marketing name reads as {', '.join(sorted(named))}; "
+                              f"the PCI device id / gfx target says {', '.join(sorted(found_models))}"))
     if found_models == {quoted_model}:
         reasons.append(Reason("gpu_model", "pass", f"every GPU is a {quoted_model} (by PCI device id / gfx target)"))
     elif found_models:

@@ -136,7 +136,8 @@ def gpu_rules(expr: pl.Expr) -> list[Rule]:
     """GPU names must be present and resolve (names.py): unknown, ambiguous or memory-contradicting names fail."""
     code, detail = _resolved(expr, "reason_code"), _resolved(expr, "detail")
     return [
-        Rule("FIELD_MISSING", expr.is_null() | (code == "FIELD_MISSING").fill_null(False), pl.lit("gpu_model is empty")),
+        Rule("FIELD_MISSING", expr.is_null() | (code == "FIELD_MISSING").fill_null(False),
+             pl.lit("gpu_model is empty")),
         # 'H100' could be SXM, PCIe or NVL (different memory, bandwidth, price): never guessed.
         *[Rule(reason, expr.is_not_null() & (code == reason).fill_null(False), detail)
           for reason in ("GPU_VARIANT_UNKNOWN", "GPU_ALIAS_UNKNOWN", "VRAM_MISMATCH")],
