@@ -294,6 +294,8 @@ def explain(
             print("  sources:")
             for line in _sources(record, runs):
                 print(f"    {line}")
+        if any("NO_BENCHMARK" in (dict(zip(cols, r))["exclusion_reasons"] or []) for r in rows):
+            _print_closest_runs(warehouse_path, workload)
     else:
         cost_column, headers = _cost_column(rows[0][cols.index("unit")])
         shown = ["config_id", "offer_id", "status", "throughput_source", "exclusion_reasons",

@@ -60,3 +60,9 @@ def test_explain_prints_the_closest_runs_for_a_no_benchmark_workload(sample_ware
     assert "NO_BENCHMARK — the closest benchmark runs and what does not match" in out
     # The real MLPerf v4.1 MI300X runs are the nearest: another model and precision.
     assert "model: llama-2-70b ≠ llama-3.1-70b; precision: fp8 ≠ bf16" in out
+
+    one = subprocess.run([sys.executable, "-m", "provider_eval", "explain", "llama31-70b-chat",
+                          "--offer", "oracle-mi300x-8", "-w", str(sample_warehouse)],
+                         capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"})
+    assert one.returncode == 0, one.stderr
+    assert "NO_BENCHMARK — the closest benchmark runs" in one.stdout
