@@ -167,3 +167,4 @@ def test_context_beyond_native_needs_yarn_and_beyond_the_maximum_is_refused(ware
     verdict, reasons = fit(warehouse, "qwen3-200k")["MI300X/1"]
     assert verdict == "does_not_fit"
     assert "context of 200000 tokens exceeds the model's maximum of 131072" in reasons
+

@@ -1,5 +1,6 @@
 """GPU and model names as real files write them → catalog id or reason code (flows/ingest/names.py)."""
 import json
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -7,6 +8,7 @@ import pytest
 
 from flows.ingest import names
 from flows.ingest.adapters import fields as f
+from tests.conftest import FIXTURES, query, run_refresh, write_sources
 from tests.test_benchmark_adapters import MLPERF_RUN, SYSTEM_JSON, parse
 
 # (name as written, where it is written, expected catalog GPU or reason code)
@@ -182,3 +184,37 @@ def test_workloads_name_models_by_hugging_face_repo_id(tmp_path):
     # An unknown model stays as written: a model-config source may declare it (stg_workloads).
     assert rows == [("a", "llama-3.1-70b", None), ("b", "llama-3.1-70b", "fp8"), ("c", "llama-3.1-70b", "bf16"),
                     ("d", "my-org/private-model", None)]
+
+
+def test_a_vllm_run_naming_the_hf_repo_id_ranks_for_the_catalog_workload(tmp_path):
+    """vLLM writes `amd/Llama-3.1-70B-Instruct-FP8-KV`; the workload says `llama-3.1-70b`: they match."""
+    header = (FIXTURES / "feasibility" / "quotes.csv").read_text().splitlines()[0]
+    (tmp_path / "quotes.csv").write_text(
+        header + "\nexample-cloud,ec-mi300x-8,MI300X,8,2.00,USD,hour,per_gpu,on_demand,hour,6.4.1,"
+        "Ubuntu 22.04.5,5.15.0-122-generic,6.4.x,test fixture (hypothetical price)\n")
+    shutil.copy(FIXTURES / "benchmarks" / "vllm_serve_current_mi300x.json", tmp_path / "run.json")
+    (tmp_path / "workloads.yaml").write_text(
+        "workloads:\n  - {id: chat, kind: inference, unit: requests, quantity: 1000, model_id: llama-3.1-70b,\n"
+        "     precision: fp8, context_tokens: 4096, concurrency: 64}\n")
+    sources = write_sources(tmp_path, [
+        {"name": "q", "kind": "quotes", "format": "quote-csv", "path": "quotes.csv"},
+        {"name": "runs", "kind": "benchmarks", "format": "vllm-serve", "path": "run.json"}])
+    warehouse = tmp_path / "w.duckdb"
+    assert run_refresh(warehouse, sources=sources, workloads=tmp_path / "workloads.yaml").is_completed()
+    assert query(warehouse, "select model_id, precision, gpu_model from benchmark_runs") == \
+        [("llama-3.1-70b", "fp8", "MI300X")]
+    ((offer, runs),) = query(warehouse, "select offer_id, benchmark_run_ids from rankings where workload_id = 'chat'")
+    assert offer == "ec-mi300x-8" and len(runs) == 1
+
+
+def test_run_csv_resolves_models_and_quarantines_unknown_ones(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("run_id,gpu_model,gpu_count,model_id,unit,completed,duration_s\n"
+                    "a,AMD Instinct MI300X OAM,8,RedHatAI/Llama-3.1-70B-Instruct-FP8-dynamic,requests,100,10\n"
+                    "b,MI300X,8,my-org/private-model,requests,100,10\n"
+                    "c,nvidia_h100,8,llama-3.1-8b,requests,100,10\n")
+    result = parse("run-csv", path)
+    assert result.accepted.select("run_id", "gpu_model", "model_id", "precision").rows() == [
+        ("a", "MI300X", "llama-3.1-70b", "fp8")]
+    assert result.quarantined.select("row_number", "reason_code").rows() == [
+        (2, "MODEL_UNKNOWN"), (3, "GPU_VARIANT_UNKNOWN")]
