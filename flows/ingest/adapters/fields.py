@@ -110,8 +110,9 @@ def _per_name(expr: pl.Expr, lookup) -> pl.Expr:
     """lookup(name) for every cell, computed once per distinct name (a file repeats a few names)."""
     def per_batch(s: pl.Series) -> pl.Series:
         looked_up = {v: lookup(v) for v in s.drop_nulls().unique().to_list()}
-        return s.replace_strict(looked_up, default=None, return_dtype=pl.String) if looked_up \
-            else pl.Series(s.name, [None] * len(s), dtype=pl.String)
+        if not looked_up:
+            return s  # only nulls: already the all-null answer
+        return s.replace_strict(looked_up, default=None, return_dtype=pl.String)
     return expr.cast(pl.String).map_batches(per_batch, return_dtype=pl.String)
 
 
