@@ -114,6 +114,15 @@ def test_bad_configs_are_quarantined_with_the_field(tmp_path, change, defaults, 
     assert json.loads(result.quarantined["raw_record"][0])["model_type"] == "qwen3_moe"  # nothing lost
 
 
+def test_mla_fields_are_checked_like_the_others(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                                "vocab_size": 100, "max_position_embeddings": 128, "kv_lora_rank": 16,
+                                "qk_rope_head_dim": 8, "qk_nope_head_dim": "16", "v_head_dim": 16}))
+    (detail,) = parse(path, {"model_id": "x"}).quarantined["detail"].to_list()
+    assert detail == "MODEL_CONFIG_INVALID: qk_nope_head_dim '16' is not a positive whole number"
+
+
 def test_a_json_array_is_not_a_config(tmp_path):
     path = tmp_path / "config.json"
     path.write_text("[1, 2]")

@@ -8,7 +8,7 @@ import json
 
 import polars as pl
 
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, empty_quarantine
+from flows.ingest.adapters.base import FileContext, ParseResult, empty_quarantine
 from flows.ingest.adapters.json_text import read_document
 from models.model_configs import ModelConfig
 
@@ -76,8 +76,9 @@ def parameter_count(cfg: dict, arch: dict) -> tuple[int, int]:
     """(total, active) parameters by the formula of docs/formats/model-config.md (weights, norms, router)."""
     h, heads, layers = arch["hidden_size"], arch["attention_heads"], arch["layers"]
     if arch["attention"] == "mla":
-        nope, rope = int(cfg["qk_nope_head_dim"]), int(cfg["qk_rope_head_dim"])
-        v, kv_rank, q_rank = int(cfg["v_head_dim"]), int(cfg["kv_lora_rank"]), cfg.get("q_lora_rank")
+        n = lambda key, required=True: _whole(cfg, key, required=required)  # noqa: E731
+        nope, rope, v, kv_rank = n("qk_nope_head_dim"), n("qk_rope_head_dim"), n("v_head_dim"), n("kv_lora_rank")
+        q_rank = n("q_lora_rank", required=False)
         q = h * q_rank + q_rank + q_rank * heads * (nope + rope) if q_rank else h * heads * (nope + rope)
         attn = q + h * (kv_rank + rope) + kv_rank + kv_rank * heads * (nope + v) + heads * v * h
     else:
@@ -152,17 +153,13 @@ def _row(doc, ctx: FileContext) -> dict:
 def parse(ctx: FileContext) -> ParseResult:
     """Read one config.json into one model_configs row, or quarantine it with the field that is wrong."""
     doc = read_document(ctx)
-    schema = {c: dt for c, dt in ModelConfig.to_schema().dtypes.items()}
+    schema = {name: col.dtype.type for name, col in ModelConfig.to_schema().columns.items()}
     try:
         row = _row(doc, ctx)
     except (ConfigProblem, KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         code, detail = (exc.code, exc.detail) if isinstance(exc, ConfigProblem) else \
             ("MODEL_CONFIG_INVALID", f"config.json cannot be read as an LLM architecture: {exc!r}")
         bad = pl.DataFrame({"row_number": [1], "reason_code": [code], "detail": [f"{code}: {detail}"],
-                            "raw_record": [json.dumps(doc, sort_keys=True, default=str)[:100_000]]})
-        return ParseResult(pl.DataFrame(schema={c: schema[c].type for c in schema}),
-                           bad.cast(empty_quarantine().schema), 1)
-    if row["model_id"] is None:
-        raise FileRejected("FIELD_MISSING", "no model_id")
-    frame = pl.DataFrame([row], schema={c: schema[c].type for c in schema})
-    return ParseResult(frame, empty_quarantine(), 1)
+                            "raw_record": [json.dumps(doc, sort_keys=True, default=str)]})
+        return ParseResult(pl.DataFrame(schema=schema), bad.cast(empty_quarantine().schema), 1)
+    return ParseResult(pl.DataFrame([row], schema=schema), empty_quarantine(), 1)
