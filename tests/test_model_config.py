@@ -135,6 +135,10 @@ def warehouse(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("model_config")
     shutil.copy(FIXTURES / "feasibility" / "quotes.csv", tmp / "quotes.csv")
     shutil.copy(QWEN3, tmp / "config.json")
+    # A run of the declared model, named by its HF repo id as vLLM writes it (hypothetical numbers).
+    (tmp / "runs.csv").write_text("run_id,gpu_model,gpu_count,model_id,unit,completed,duration_s,notes\n"
+                                  "r1,MI300X,1,Qwen/Qwen3-30B-A3B,requests,1000,3600,test fixture (hypothetical)\n"
+                                  "r2,MI300X,1,Qwen/Qwen3-32B,requests,1000,3600,test fixture (hypothetical)\n")
     (tmp / "workloads.yaml").write_text("""workloads:
   - {id: qwen3-8k, kind: inference, unit: requests, quantity: 1000, model_id: Qwen/Qwen3-30B-A3B,
      precision: bf16, context_tokens: 8192, concurrency: 4}
@@ -145,6 +149,7 @@ def warehouse(tmp_path_factory):
 """)
     sources = write_sources(tmp, [
         {"name": "test-quotes", "kind": "quotes", "format": "quote-csv", "path": "quotes.csv"},
+        {"name": "test-runs", "kind": "benchmarks", "format": "run-csv", "path": "runs.csv"},
         {"name": "qwen3-config", "kind": "models", "format": "model-config", "path": "config.json",
          "defaults": {"model_id": "qwen3-30b-a3b", "hf_repo_id": "Qwen/Qwen3-30B-A3B", "rope_scaling": YARN,
                       "source_url": "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json"}},
@@ -166,6 +171,12 @@ def test_memory_fit_works_for_a_model_declared_by_config_json(warehouse):
     assert not any("not in the LLM catalog" in r for _, reasons in by_config.values() for r in reasons)
     (n,) = query(warehouse, "select count(*) from quarantine where source_name = 'qwen3-config'")[0]
     assert n == 0
+
+
+def test_benchmark_runs_may_name_a_declared_model_by_its_repo_id(warehouse):
+    assert query(warehouse, "select run_id, model_id from benchmark_runs") == [("r1", "qwen3-30b-a3b")]
+    assert query(warehouse, "select row_number, reason_code from quarantine where source_name = 'test-runs'") == \
+        [(2, "MODEL_UNKNOWN")]  # Qwen3-32B is another model, declared nowhere
 
 
 def test_context_beyond_native_needs_yarn_and_beyond_the_maximum_is_refused(warehouse):

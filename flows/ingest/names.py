@@ -235,11 +235,15 @@ def model_names(reference_dir: Path = REFERENCE_DIR) -> dict[str, str]:
 
 
 @lru_cache(maxsize=65536)
-def resolve_model(name, reference_dir: Path = REFERENCE_DIR) -> ModelResolution:
-    """A model name or HF repo id → catalog model_id, stripping the usual suffixes; None when unknown."""
+def resolve_model(name, reference_dir: Path = REFERENCE_DIR, declared: tuple = ()) -> ModelResolution:
+    """A model name or HF repo id → catalog model_id, stripping the usual suffixes; None when unknown.
+
+    `declared`: (name, model_id) pairs of models that model-config sources add to the catalog."""
     if name is None or not str(name).strip():
         return ModelResolution(None)
     known = model_names(reference_dir)
+    if declared:
+        known = {**{k: m for n, m in declared for k in (n.lower(), n.lower().rsplit("/", 1)[-1])}, **known}
     text = str(name).strip().lower()
     if text in known:
         return ModelResolution(known[text])

@@ -1,6 +1,6 @@
 """Read sources.yaml: which inputs exist, their format and the metadata defaults they need."""
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,10 +45,14 @@ class Source:
     fetch: dict = field(default_factory=dict)
     # Size caps for this source's files (settings or the source); absent = the adapters' defaults.
     size_limits: dict = field(default_factory=dict)
+    # Benchmark sources: (name, model_id) of the models model-config sources declare, so a run may name them.
+    declared_models: tuple = ()
 
     def adapter_options(self) -> dict:
         """What the adapter receives: the defaults plus this source's quote settings and size caps."""
         options = {**self.defaults, **self.size_limits}
+        if self.declared_models:
+            options["declared_models"] = [list(pair) for pair in self.declared_models]
         if self.max_quote_age_days is None:
             return options
         return {**options, "max_quote_age_days": self.max_quote_age_days}
@@ -181,4 +185,7 @@ def load_sources(file: Path) -> list[Source]:
         if s.name in seen:
             raise ConfigError(f"{file}: line {s.line}: source name {s.name!r} already used on line {seen[s.name]}")
         seen[s.name] = s.line
-    return sources
+    declared = tuple(sorted({(str(name), str(s.defaults["model_id"]).strip().lower())
+                             for s in sources if s.format == "model-config" and s.defaults.get("model_id")
+                             for name in (s.defaults["model_id"], s.defaults.get("hf_repo_id")) if name}))
+    return [replace(s, declared_models=declared) if declared and s.kind == "benchmarks" else s for s in sources]

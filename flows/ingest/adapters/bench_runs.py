@@ -129,7 +129,7 @@ def resolve_metadata(rec: RunRecord, defaults: dict) -> dict:
     return out
 
 
-def _rules() -> list[Rule]:
+def _rules(declared: tuple) -> list[Rule]:
     measures = [pl.col(c) for c in MEASURES]
     nonfinite = pl.any_horizontal([c.is_nan() | c.is_infinite() for c in measures])
     negative = pl.any_horizontal([c < 0 for c in measures])
@@ -146,7 +146,7 @@ def _rules() -> list[Rule]:
              pl.lit("gpu_model is not in the file, its --metadata or the sources.yaml defaults (never guessed)")),
         # The same name rules as quotes: a bare family name ('H100') is GPU_VARIANT_UNKNOWN, never guessed.
         *[rule for rule in f.gpu_rules(pl.col("gpu_name_raw")) if rule.reason_code != "FIELD_MISSING"],
-        *f.model_rules(pl.col("model_id")),
+        *f.model_rules(pl.col("model_id"), declared),
         Rule("GPU_COUNT_INVALID", f.as_count(pl.col("gpu_count_raw")).is_null(),
              pl.format("gpu_count '{}' is not a positive whole number (file, --metadata or sources.yaml defaults)",
                        pl.col("gpu_count_raw").fill_null("(empty)"))),
@@ -216,8 +216,9 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         f.gpu_model(pl.col("gpu_name_raw")).alias("gpu_model"),
         f.as_count(pl.col("gpu_count_raw")).cast(pl.Int32).alias("gpu_count"),
         # vLLM/SGLang write the Hugging Face repo id; the catalog id is what workloads match on.
-        f.model_id(pl.col("model_id")).alias("model_id"),
-        f.precision_from_model(pl.col("precision"), pl.col("model_id")).alias("precision"),
+        f.model_id(pl.col("model_id"), f.declared_models(ctx.defaults)).alias("model_id"),
+        f.precision_from_model(pl.col("precision"), pl.col("model_id"), f.declared_models(ctx.defaults))
+        .alias("precision"),
         *[pl.col(c) for c in ("engine", "engine_version", "rocm_version",
                               "workload_id", "unit", "completed", "failed", "duration_s",
                               "output_tokens_per_s")],
@@ -258,7 +259,7 @@ def build(records: list[RunRecord], ctx: FileContext, fmt: str, unit: str = "req
         pl.col("raw_record"),
     )
     clean = frame.filter(pl.col("__code").is_null()).drop("__code", "__detail")
-    good, bad = apply_rules(clean, _rules())
+    good, bad = apply_rules(clean, _rules(f.declared_models(ctx.defaults)))
     # apply_rules wraps raw_* columns in an object; the run's raw record is already one JSON object.
     bad = bad.with_columns(pl.col("raw_record").str.json_path_match("$.record"))
     canonical = _canonical(good, ctx)

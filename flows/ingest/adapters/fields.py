@@ -145,28 +145,33 @@ def gpu_rules(expr: pl.Expr) -> list[Rule]:
     ]
 
 
-def _model_field(expr: pl.Expr, field: str) -> pl.Expr:
+def declared_models(defaults: dict) -> tuple:
+    """The (name, model_id) pairs model-config sources declare, as sources.py hands them on."""
+    return tuple(tuple(pair) for pair in defaults.get("declared_models") or ())
+
+
+def _model_field(expr: pl.Expr, field: str, declared: tuple) -> pl.Expr:
     """One field of flows.ingest.names.resolve_model (model_id, implied_precision) per cell."""
-    return _per_name(expr, lambda v: getattr(names.resolve_model(v), field))
+    return _per_name(expr, lambda v: getattr(names.resolve_model(v, declared=declared), field))
 
 
-def model_id(expr: pl.Expr) -> pl.Expr:
-    """A model name or Hugging Face repo id → catalog model_id (names.py rules); unknown → null."""
-    return _model_field(expr, "model_id")
+def model_id(expr: pl.Expr, declared: tuple = ()) -> pl.Expr:
+    """A model name or Hugging Face repo id → catalog (or declared) model_id (names.py rules); unknown → null."""
+    return _model_field(expr, "model_id", declared)
 
 
-def precision_from_model(precision: pl.Expr, model: pl.Expr) -> pl.Expr:
+def precision_from_model(precision: pl.Expr, model: pl.Expr, declared: tuple = ()) -> pl.Expr:
     """The stated precision, else the one the model name's suffix implies (-FP8, -MXFP4, -AWQ)."""
-    return pl.coalesce(precision, _model_field(model, "implied_precision"))
+    return pl.coalesce(precision, _model_field(model, "implied_precision", declared))
 
 
-def model_rules(expr: pl.Expr) -> list[Rule]:
-    """A stated model must resolve to the LLM catalog: an unknown one could never match a workload."""
+def model_rules(expr: pl.Expr, declared: tuple = ()) -> list[Rule]:
+    """A stated model must resolve to the LLM catalog or a declared model: else it could never match a workload."""
     stated = expr.is_not_null() & (expr.str.strip_chars() != "")
-    return [Rule("MODEL_UNKNOWN", stated & model_id(expr).is_null(),
+    return [Rule("MODEL_UNKNOWN", stated & model_id(expr, declared).is_null(),
                  pl.format("model '{}' is not in data/reference/llm_models.csv (model_id, hf_name or hf_repo_ids, "
-                           "after the suffix rules in docs/quarantine.md); add it or declare its config.json "
-                           "as a model-config source", expr))]
+                           "after the suffix rules in docs/quarantine.md) nor declared by a model-config source",
+                           expr))]
 
 
 CURRENCY_SYMBOLS = {"$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP"}
