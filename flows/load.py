@@ -35,6 +35,11 @@ def _load_parquet(con: duckdb.DuckDBPyConnection, table: str, files: list[str], 
         con.execute(f'insert into "{table}" by name select * from read_parquet(?, union_by_name = true)', [files])
 
 
+def load_empty(con: duckdb.DuckDBPyConnection, table: str, contract: type[pa.DataFrameModel]) -> None:
+    """An empty table shaped by a contract (a raw table no file fed, for one-row SQL checks)."""
+    _load_parquet(con, table, [], contract_schema(contract))
+
+
 def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path) -> list[str]:
     """Every CSV in data/reference becomes a ref_<stem> table."""
     names = []

@@ -1,5 +1,6 @@
 """pandera data contracts: one DataFrameModel per canonical table, checked on collected polars frames."""
 from models.benchmarks import BenchmarkRequest, BenchmarkRun
+from models.model_configs import ModelConfig
 from models.offers import QuoteObservation
 
 # canonical table name (as the adapters emit it) → its contract
@@ -7,4 +8,5 @@ CONTRACTS = {
     "quote_observations": QuoteObservation,
     "benchmark_runs": BenchmarkRun,
     "benchmark_requests": BenchmarkRequest,
+    "model_configs": ModelConfig,
 }

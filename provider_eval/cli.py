@@ -328,6 +328,8 @@ def explain(
             print("  sources:")
             for line in _sources(record, runs):
                 print(f"    {line}")
+        if any("NO_BENCHMARK" in (dict(zip(cols, r))["exclusion_reasons"] or []) for r in rows):
+            _print_closest_runs(warehouse_path, workload)
     else:
         cost_column, headers = _cost_column(rows[0][cols.index("unit")])
         shown = ["config_id", "offer_id", "status", "throughput_source", "exclusion_reasons",
@@ -336,12 +338,27 @@ def explain(
         output.render(shown, [tuple(r[i] for i in idx) for r in rows], "table",
                       title=f"{workload}: every configuration (cost lines: explain {workload} CONFIG)",
                       headers=headers)
+        if any("NO_BENCHMARK" in (r[cols.index("exclusion_reasons")] or []) for r in rows):
+            _print_closest_runs(warehouse_path, workload)
         sens_cols, sens = _query(warehouse_path, f"select {', '.join(SENSITIVITY_COLUMNS)} from ranking_sensitivity "
                                  "where workload_id = $1 order by rank", [workload])
         if sens:
             output.render(sens_cols, sens, "table", headers=SENSITIVITY_HEADERS,
                           title=f"{workload}: sensitivity — break-even price to overtake the leader (the leader: to "
                                 "lose the lead), and the rank at 30 / 60 / 100 % utilisation")
+
+
+def _print_closest_runs(warehouse_path: Path, workload: str) -> None:
+    """The benchmark runs nearest the workload and what each does not match (the closest_runs mart)."""
+    cols, runs = _query(warehouse_path, "select closeness_rank, run_id, gpu_model, gpu_count, model_id, precision, "
+                        "engine, mismatches from closest_runs where workload_id = $1 order by closeness_rank",
+                        [workload])
+    if not runs:
+        print("  NO_BENCHMARK: no benchmark run is loaded at all; add one (docs/formats/benchmarks.md)")
+        return
+    shown = [(*r[:-1], "; ".join(r[-1]) or "matches (see the configurations above)") for r in runs]
+    output.render(cols[:-1] + ["what does not match"], shown, "table",
+                  title=f"{workload}: NO_BENCHMARK — the closest benchmark runs and what does not match")
 
 
 @app.command()
@@ -410,16 +427,17 @@ def check_fit(
         _fail(f"--precision {precision}: {problem.replace('mode: lora', '--mode lora')}", 2)
 
     known = feasibility.load_catalog()
-    if model.lower() not in known.model_ids:
+    model_id = known.resolve_model(model)
+    if model_id is None:
         _fail(f"unknown model {model!r}; known: {', '.join(known.model_ids)}", 2)
     for name, value in (("precision", precision), ("kv-precision", kv_precision)):
         if value is not None and value.lower() not in known.precisions:
             _fail(f"unknown {name} {value!r}; known: {', '.join(known.precisions)}", 2)
     gpu_model = known.resolve_gpu(gpu)
     if gpu_model is None:
-        _fail(f"unknown GPU {gpu!r}; known: {', '.join(known.gpu_models)}", 2)
+        _fail(f"unknown GPU {gpu!r} ({known.gpu_problem(gpu)}); known: {', '.join(known.gpu_models)}", 2)
     result = feasibility.check_fit({
-        "model_id": model.lower(), "precision": precision.lower() if precision else None,
+        "model_id": model_id, "precision": precision.lower() if precision else None,
         "kv_precision": kv_precision.lower() if kv_precision else None,
         "context_tokens": context, "concurrency": concurrency, "mode": mode.value,
         "engine": engine.lower() if engine else None, "gpu_memory_utilization": gpu_memory_utilization,

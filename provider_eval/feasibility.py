@@ -5,7 +5,9 @@ from pathlib import Path
 
 import duckdb
 
-from flows.load import load_reference
+from flows.ingest import names
+from flows.load import load_empty, load_reference
+from models.model_configs import ModelConfig
 from provider_eval import sql_models
 from provider_eval.paths import REFERENCE_DIR, SQL_DIR
 
@@ -46,6 +48,8 @@ def run(inputs: list[dict], input_table: str, columns: dict[str, str], result_ta
     models = {m.name: m for m in sql_models.discover(sql_dir)}
     with duckdb.connect() as con:
         load_reference(con, reference_dir)
+        # One-row checks run on the bundled catalog alone: no model-config source is declared.
+        load_empty(con, "raw_model_configs", ModelConfig)
         con.execute(f'create table "{input_table}" (' + ", ".join(f"{c} {t}" for c, t in columns.items()) + ")")
         con.executemany(f'insert into "{input_table}" values (' + ", ".join("?" for _ in columns) + ")",
                         [[row.get(c) for c in columns] for row in inputs])
@@ -80,10 +84,6 @@ def check_compat(request: dict, **kw) -> dict:
     return check_compat_many([request], **kw)[0]
 
 
-def _spelling(name: str) -> str:
-    return " ".join(name.split()).lower()
-
-
 @dataclass(frozen=True)
 class Catalog:
     """What check-fit and check-compat accept: model ids, precisions, GPU models and their aliases."""
@@ -91,11 +91,20 @@ class Catalog:
     model_ids: list[str]
     precisions: list[str]
     gpu_models: list[str]
-    gpu_by_spelling: dict[str, str]
+    reference_dir: Path = REFERENCE_DIR
 
     def resolve_gpu(self, name: str) -> str | None:
-        """The catalog name for a GPU spelling (case- and space-insensitive, gpu_aliases.csv), or None."""
-        return self.gpu_by_spelling.get(_spelling(name))
+        """The catalog name for a GPU name by the ingest rules (flows/ingest/names.py), or None."""
+        return names.resolve_gpu(name, self.reference_dir).gpu_model
+
+    def gpu_problem(self, name: str) -> str | None:
+        """Why a GPU name does not resolve (reason code: message), or None when it does."""
+        got = names.resolve_gpu(name, self.reference_dir)
+        return None if got.gpu_model else f"{got.reason_code}: {got.detail}"
+
+    def resolve_model(self, name: str) -> str | None:
+        """The catalog model_id for a model name or Hugging Face repo id (names.py rules), or None."""
+        return names.resolve_model(name, self.reference_dir).model_id
 
 
 def load_catalog(reference_dir: Path = REFERENCE_DIR) -> Catalog:
@@ -104,11 +113,9 @@ def load_catalog(reference_dir: Path = REFERENCE_DIR) -> Catalog:
         load_reference(con, reference_dir)
         def column(sql: str) -> list:
             return [r[0] for r in con.execute(sql).fetchall()]
-        gpus = column("select model from ref_gpus order by 1")
-        aliases = con.execute("select alias, gpu_model from ref_gpu_aliases").fetchall()
         return Catalog(
             model_ids=column("select model_id from ref_llm_models order by 1"),
             precisions=column("select precision from ref_precisions order by 1"),
-            gpu_models=gpus,
-            gpu_by_spelling={**{_spelling(a): g for a, g in aliases}, **{_spelling(g): g for g in gpus}},
+            gpu_models=column("select model from ref_gpus order by 1"),
+            reference_dir=reference_dir,
         )

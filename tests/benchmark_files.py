@@ -55,7 +55,7 @@ def write_json(path: Path, doc) -> Path:
 
 def small_vllm_result(**overrides) -> dict:
     """A minimal current-client result for one run on 8 GPUs, with fields replaced as given."""
-    doc = {"backend": "vllm", "model_id": "m", "num_prompts": 100, "request_rate": "inf", "duration": 10.0,
+    doc = {"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "num_prompts": 100, "request_rate": "inf", "duration": 10.0,
            "completed": 100, "failed": 0, "total_input_tokens": 10000, "total_output_tokens": 20000,
            "request_throughput": 10.0, "output_throughput": 2000.0, "total_token_throughput": 3000.0,
            "mean_ttft_ms": 100.0, "p99_ttft_ms": 200.0}

@@ -56,7 +56,7 @@ def test_vllm_serve_legacy_real_file_keys():
     assert run["request_rate_raw"] == "inf" and run["request_rate_per_s"] is None
     assert run["output_tokens_per_s"] == pytest.approx(1780.3566341089636)
     assert run["ttft_p99_ms"] == pytest.approx(450.3786364301777)
-    assert run["engine"] == "vllm" and run["model_id"] == "meta-llama/Llama-3.3-70B-Instruct"
+    assert run["engine"] == "vllm" and run["model_id"] == "llama-3.3-70b"  # the HF repo id, resolved
 
 
 def test_vllm_serve_legacy_goodput_key_is_read(tmp_path):
@@ -136,7 +136,7 @@ def test_vllm_serve_numeric_specials_are_quarantined(tmp_path, field, value, cod
     assert result.accepted.height == 0
     assert result.quarantined["reason_code"][0] == code
     assert result.quarantined["detail"][0]
-    assert json.loads(result.quarantined["raw_record"][0])["model_id"] == "m"  # raw record kept
+    assert json.loads(result.quarantined["raw_record"][0])["model_id"] == "meta-llama/Llama-3.1-8B-Instruct"  # raw record kept
 
 
 def test_vllm_serve_all_failed_run_is_kept_for_reliability(tmp_path):
@@ -243,7 +243,7 @@ def test_sglang_bad_middle_line_keeps_the_lines_after_it():
     assert third["row_number"] == 3
     assert first["request_rate_raw"] == "inf" and first["achieved_concurrency"] == 15.8
     assert first["e2el_p99_ms"] == 8300.0 and first["total_tokens_per_s"] == 4096.0
-    assert (first["model_id"], first["engine"], first["engine_version"]) == ("amd/DeepSeek-R1-MXFP4", "sglang", "0.5.2")
+    assert (first["model_id"], first["engine"], first["engine_version"]) == ("deepseek-r1", "sglang", "0.5.2")
     assert first["input_len_tokens"] == 1024 and first["failed"] is None  # no num_prompts: unknown
     assert third["total_tokens_per_s"] == pytest.approx(6553.6 * 2)  # older client: input + output
 
@@ -288,8 +288,16 @@ def test_mlperf_companion_found_by_layout():
 
 # --- inferencex-agg ---------------------------------------------------------------------------
 
-def test_inferencex_real_object_per_gpu_and_seconds():
-    run = one(parse("inferencex-agg", BENCH / "inferencex_mi355x_glm5.1_fp4_sglang_tp2_conc16.json"))
+def test_inferencex_real_object_per_gpu_and_seconds(tmp_path):
+    real = BENCH / "inferencex_mi355x_glm5.1_fp4_sglang_tp2_conc16.json"
+    # GLM-5.1 is not in the LLM catalog: the run is quarantined with its reason, never silently unmatched.
+    unknown = parse("inferencex-agg", real)
+    assert codes(unknown) == ["MODEL_UNKNOWN"] and "amd/GLM-5.1-MXFP4" in unknown.quarantined["detail"][0]
+    # The same document with a catalog model (its units are what this test reads).
+    doc = json.loads(real.read_text())
+    doc["model"] = "amd/DeepSeek-R1-MXFP4"
+    run = one(parse("inferencex-agg", write_json(tmp_path / real.name, doc)))
+    assert run["model_id"] == "deepseek-r1"
     assert (run["gpu_model"], run["gpu_count"], run["precision"], run["engine"]) == ("MI355X", 2, "fp4", "sglang")
     assert run["output_tokens_per_s"] == pytest.approx(2 * 19.622831077955908)
     assert run["ttft_mean_ms"] == pytest.approx(183963.19790064368)  # s → ms
@@ -340,7 +348,7 @@ finite = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinit
 @settings(max_examples=40, deadline=None)
 @given(per_gpu=finite, tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2]), ttft_s=finite)
 def test_inferencex_per_gpu_and_seconds_convert_once(tmp_path_factory, per_gpu, tp, pp, ttft_s):
-    doc = {"hw": "mi300x", "tp": tp, "pp": pp, "model": "m", "framework": "vllm", "precision": "fp8",
+    doc = {"hw": "mi300x", "tp": tp, "pp": pp, "model": "meta-llama/Llama-3.1-8B-Instruct", "framework": "vllm", "precision": "fp8",
            "num_requests_total": 10, "num_requests_successful": 10,
            "tput_per_gpu": per_gpu * 2, "output_tput_per_gpu": per_gpu, "p99_ttft": ttft_s}
     path = write_json(tmp_path_factory.mktemp("ix") / "a.json", doc)

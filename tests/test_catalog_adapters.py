@@ -47,7 +47,7 @@ def test_digitalocean_mi300x_droplet_hourly_and_monthly(tmp_path):
     assert set(rows["gpu_model"]) == {"MI300X"} and set(rows["gpu_name_raw"]) == {"amd_mi300x"}
     # 1536 GiB for 8 GPUs = 206 GB each, within the catalog's 192 GB ± 10%.
     assert set(rows["vram_bytes_stated"]) == {206158430208}
-    assert reasons(q) == [(1, "NOT_A_GPU_OFFER"), (2, "GPU_ALIAS_UNKNOWN"), (2, "GPU_ALIAS_UNKNOWN")]
+    assert reasons(q) == [(1, "NOT_A_GPU_OFFER"), (2, "GPU_VARIANT_UNKNOWN"), (2, "GPU_VARIANT_UNKNOWN")]  # nvidia_h100: SXM, PCIe or NVL
 
 
 def test_vultr_metal_on_demand_monthly_and_preemptible(tmp_path):
@@ -67,7 +67,8 @@ def test_vultr_vm_plan_facts_from_the_id(tmp_path):
     assert (mi325["offer_id"], mi325["gpu_model"], mi325["billing_model"], mi325["gpus_per_node"],
             mi325["price_amount"]) == ("vcg-mi325x-252c-2872g-1536vram", "MI325X", "spot", 6, Decimal("36.92"))
     assert "1536 GB VRAM / 256 GB per MI325X" in mi325["notes"]
-    assert dict(reasons(q)) == {1: "GPU_ALIAS_UNKNOWN", 2: "GPU_ALIAS_UNKNOWN", 3: "GPU_ALIAS_UNKNOWN",
+    # Bare 'a100' (the id names no SXM4/PCIe variant) is ambiguous; the A40 is not in the catalog.
+    assert dict(reasons(q)) == {1: "GPU_VARIANT_UNKNOWN", 2: "GPU_VARIANT_UNKNOWN", 3: "GPU_VARIANT_UNKNOWN",
                                 4: "NOT_A_GPU_OFFER", 5: "GPU_ALIAS_UNKNOWN"}
 
 

@@ -232,3 +232,18 @@ def test_deep_checks_run_when_installed_and_asked(tmp_path):
 
 def test_missing_probe_document_is_inconclusive():
     assert decide(None, MI300X_8, Reference.load(), ["timed out"]).verdict == "inconclusive"
+
+
+def test_marketing_name_is_read_by_the_shared_resolver_but_never_the_identity():
+    """A board whose tools name another model than its PCI id: a note, the PCI id decides."""
+    gpu = {"index": 0, "pci_device_id": "0x74a1", "gfx_target": "gfx942", "vram_bytes": 206141652992}
+    doc = {"schema_version": probe.SCHEMA_VERSION, "gpus": [{**gpu, "market_name": "AMD Instinct MI325X"}]}
+    result = decide(doc, MI300X_1, Reference.load())
+    notes = [r.message for r in result.reasons if r.check == "gpu_model" and r.status == "note"]
+    assert notes == ["the tools' marketing name reads as MI325X; the PCI device id / gfx target says MI300X"]
+    assert any(r.check == "gpu_model" and r.status == "pass" for r in result.reasons)
+    # Names that resolve to the same model (amd-smi 'MI300X-O', rocm-smi '… OAM', a VF) say nothing more.
+    for name in ("MI300X-O", "AMD Instinct MI300X OAM", "AMD Instinct MI300X VF"):
+        doc["gpus"] = [{**gpu, "market_name": name}]
+        assert not [r for r in decide(doc, MI300X_1, Reference.load()).reasons if r.status == "note"
+                    and r.check == "gpu_model"]

@@ -1,7 +1,7 @@
 """Read sources.yaml: which inputs exist, their format and the metadata defaults they need."""
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -24,8 +24,10 @@ DEFAULT_KEYS = {
     "engine_version", "rocm_version", "currency", "region", "node_count",
     # When a quote source's undated rows were observed (a date or an ISO time with an offset).
     "observed_at",
+    # model-config sources (docs/formats/model-config.md)
+    "hf_repo_id", "source_url", "params_total", "params_active", "rope_scaling",
 }
-KINDS = {"quotes", "benchmarks"}
+KINDS = {"quotes", "benchmarks", "models"}
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,16 @@ class Source:
     # The user confirms this benchmark source's runs are real although far above every published
     # result (PERF_IMPLAUSIBLE, docs/cost-model.md): its runs are ranked again.
     perf_confirmed: bool = False
+    # Benchmark sources: (name, model_id) of the models model-config sources declare, so a run may name them.
+    declared_models: tuple = ()
 
     def adapter_options(self) -> dict:
         """What the adapter receives: the defaults plus this source's quote settings and size caps."""
         options = {**self.defaults, **self.size_limits}
         if self.perf_confirmed:
             options["perf_confirmed"] = True
+        if self.declared_models:
+            options["declared_models"] = [list(pair) for pair in self.declared_models]
         if self.max_quote_age_days is None:
             return options
         return {**options, "max_quote_age_days": self.max_quote_age_days}
@@ -226,4 +232,7 @@ def load_sources(file: Path) -> list[Source]:
         if s.name in seen:
             raise ConfigError(f"{file}: line {s.line}: source name {s.name!r} already used on line {seen[s.name]}")
         seen[s.name] = s.line
-    return sources
+    declared = tuple(sorted({(str(name), str(s.defaults["model_id"]).strip().lower())
+                             for s in sources if s.format == "model-config" and s.defaults.get("model_id")
+                             for name in (s.defaults["model_id"], s.defaults.get("hf_repo_id")) if name}))
+    return [replace(s, declared_models=declared) if declared and s.kind == "benchmarks" else s for s in sources]

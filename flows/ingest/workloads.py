@@ -7,6 +7,7 @@ from pathlib import Path
 import pandera.polars as pa
 import polars as pl
 
+from flows.ingest import names
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from models.workloads import CHECKPOINTING, QUANTITY, Workload
 from provider_eval.errors import ConfigError
@@ -65,10 +66,14 @@ def _row(raw: dict, file: Path, wide_precisions: set[str]) -> dict:
     scenario = raw.get("scenario")
     if scenario is not None and str(scenario).strip().lower() not in SCENARIOS:
         raise ConfigError(f"{where}: scenario {scenario!r} is not one of {sorted(SCENARIOS)}")
+    model = names.resolve_model(raw.get("model_id"))
     return {
         "workload_id": str(raw["id"]), "kind": str(raw["kind"]), "description": raw.get("description"),
         "unit": str(raw["unit"]), "quantity": _decimal(raw["quantity"], "quantity", where),
-        "model_id": raw.get("model_id"), "precision": raw.get("precision"),
+        # A Hugging Face repo id names the catalog model it resolves to (flows/ingest/names.py);
+        # a precision its suffix implies (-FP8, -MXFP4) stands when the workload states none.
+        "model_id": model.model_id or raw.get("model_id"),
+        "precision": raw.get("precision") or model.implied_precision,
         **{k: _decimal(raw.get(k, 0), k, where) for k in ("storage_gb", "egress_gb", "setup_hours")},
         "match_workload_id": match.get("workload_id"), "line": line,
         "utilisation": _decimal(raw.get("utilisation", 1), "utilisation", where),

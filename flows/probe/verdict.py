@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flows.ingest import names
 from provider_eval.paths import REFERENCE_DIR
 
 PROBE_SCHEMA = "provider-eval.probe/1"
@@ -174,6 +175,13 @@ def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems)
         else:
             found_models.add(f"unknown ({how})")
     measured["gpu_models"] = sorted(found_models)
+    # The marketing name is never the identity (a VF or a renamed board), but a name the shared
+    # resolver reads as another catalog model is worth saying (flows/ingest/names.py).
+    named = {names.resolve_gpu(g["market_name"]).gpu_model for g in physical if g.get("market_name")} - {None}
+    if named and named != found_models and found_models <= {g["model"] for g in ref.gpus}:
+        reasons.append(Reason("gpu_model", "note",
+                              f"the tools' marketing name reads as {', '.join(sorted(named))}; "
+                              f"the PCI device id / gfx target says {', '.join(sorted(found_models))}"))
     if found_models == {quoted_model}:
         reasons.append(Reason("gpu_model", "pass", f"every GPU is a {quoted_model} (by PCI device id / gfx target)"))
     elif found_models:

@@ -22,7 +22,8 @@ FINITE_MAX = 1.7976931348623157e308
 # Each canonical (staged) table and the public mart that holds its accepted rows one-for-one.
 # Where each canonical table's accepted rows land one-for-one. offer_history collapses repeated
 # identical observations (times_observed), so quotes are counted at staging, as the SQL check does.
-ACCEPTED_ROWS_MART = {"quote_observations": "stg_quote_observations", "benchmark_runs": "benchmark_runs"}
+ACCEPTED_ROWS_MART = {"quote_observations": "stg_quote_observations", "benchmark_runs": "benchmark_runs",
+                     "model_configs": "stg_model_configs"}
 
 
 @dataclass

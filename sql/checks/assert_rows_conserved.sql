@@ -8,6 +8,8 @@ accepted as (
     select file_sha256, source_name, count(*) as n from stg_quote_observations group by all
     union all
     select file_sha256, source_name, count(*) from benchmark_runs group by all
+    union all
+    select file_sha256, source_name, count(*) from stg_model_configs group by all
 ),
 
 quarantined as (

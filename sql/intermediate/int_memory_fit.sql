@@ -53,6 +53,10 @@ final as (
                             gpu_model, upper(precision), precisions_native, upper(precision)) end,
             case when is_known and not context_within_model
                 then format('context of {} tokens exceeds the model''s maximum of {}', context, max_context) end,
+            -- Beyond the native window but within the maximum: only with the model's rope scaling on.
+            case when is_known and context_within_model and context > native_context_tokens
+                then format('context of {} tokens is beyond the model''s native {} tokens: it needs rope scaling ({}) enabled in the engine',
+                            context, native_context_tokens, coalesce(rope_scaling, 'not stated')) end,
             case when is_known and not heads_split_evenly
                 then format('{} attention heads do not split evenly over {} GPUs (tensor parallel)', attention_heads, gpu_count) end,
             case when is_known and required_bytes_per_gpu > available_bytes_per_gpu

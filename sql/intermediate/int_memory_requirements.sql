@@ -8,7 +8,8 @@ with requests as (
 ),
 
 models as (
-    select * from ref_llm_models
+    -- The catalog plus models declared by config.json (model-config sources).
+    select * from stg_llm_models
 ),
 
 precisions as (
@@ -40,6 +41,7 @@ resolved as (
         m.model_id is not null as model_known,
         m.params_total, m.layers, m.hidden_size, m.attention_heads, m.kv_heads, m.head_dim, m.attention,
         m.kv_lora_rank, m.qk_rope_head_dim, m.intermediate_size, m.max_context,
+        m.native_context_tokens, m.rope_scaling,
         coalesce(m.sliding_window_layers, 0) as sliding_layers,
         m.sliding_window_tokens,
         coalesce(c.context_tokens, m.max_context) as context,

@@ -134,6 +134,10 @@ def apply_rules(frame: pl.DataFrame, rules: list[Rule], keep: list[str] = ()) ->
     """
     if frame.height == 0:
         return frame, empty_quarantine({k: frame.schema[k] for k in keep})
+    if len(set(frame.n_chunks("all"))) > 1:
+        # Files concatenated with different columns leave columns chunked differently; polars 2.1
+        # panics evaluating Python UDF rules (the name resolver, fields._per_name) over such a frame.
+        frame = frame.rechunk()
     flagged = _rule_flags(frame, rules)
     details = [
         pl.when(pl.col(f"__fail_{i}")).then(pl.lit(f"{r.reason_code}: ") + r.detail).otherwise(None)

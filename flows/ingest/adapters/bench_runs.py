@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from flows.ingest import names
 from flows.ingest.adapters import fields as f
 from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules, empty_quarantine
 from models.benchmarks import BenchmarkRequest, BenchmarkRun
@@ -105,7 +106,7 @@ def _norm(name: str, value) -> str | None:
         return None
     text = str(value).strip()
     if name == "gpu_model":
-        return f.gpu_alias_table().get(" ".join(text.lower().split()), text.lower())
+        return names.resolve_gpu(text).gpu_model or text.lower()
     if name in ("gpu_count", "node_count"):
         try:
             return str(int(float(text)))
@@ -133,7 +134,7 @@ def resolve_metadata(rec: RunRecord, defaults: dict) -> dict:
     return out
 
 
-def _rules() -> list[Rule]:
+def _rules(declared: tuple) -> list[Rule]:
     measures = [pl.col(c) for c in MEASURES]
     nonfinite = pl.any_horizontal([c.is_nan() | c.is_infinite() for c in measures])
     negative = pl.any_horizontal([c < 0 for c in measures])
@@ -150,6 +151,7 @@ def _rules() -> list[Rule]:
              pl.lit("gpu_model is not in the file, its --metadata or the sources.yaml defaults (never guessed)")),
         # The same name rules as quotes: a bare family name ('H100') is GPU_VARIANT_UNKNOWN, never guessed.
         *[rule for rule in f.gpu_rules(pl.col("gpu_name_raw")) if rule.reason_code != "FIELD_MISSING"],
+        *f.model_rules(pl.col("model_id"), declared),
         Rule("GPU_COUNT_INVALID", f.as_count(pl.col("gpu_count_raw")).is_null(),
              pl.format("gpu_count '{}' is not a positive whole number (file, --metadata or sources.yaml defaults)",
                        pl.col("gpu_count_raw").fill_null("(empty)"))),
@@ -218,7 +220,11 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
         pl.col("provider"),
         f.gpu_model(pl.col("gpu_name_raw")).alias("gpu_model"),
         f.as_count(pl.col("gpu_count_raw")).cast(pl.Int32).alias("gpu_count"),
-        *[pl.col(c) for c in ("model_id", "precision", "engine", "engine_version", "rocm_version",
+        # vLLM/SGLang write the Hugging Face repo id; the catalog id is what workloads match on.
+        f.model_id(pl.col("model_id"), f.declared_models(ctx.defaults)).alias("model_id"),
+        f.precision_from_model(pl.col("precision"), pl.col("model_id"), f.declared_models(ctx.defaults))
+        .alias("precision"),
+        *[pl.col(c) for c in ("engine", "engine_version", "rocm_version",
                               "workload_id", "unit", "completed", "failed", "duration_s",
                               "output_tokens_per_s")],
         pl.from_epoch((pl.col(STARTED) * 1e6).round().cast(pl.Int64), time_unit="us")
@@ -259,7 +265,7 @@ def build(records: list[RunRecord], ctx: FileContext, fmt: str, unit: str = "req
         pl.col("raw_record"),
     )
     clean = frame.filter(pl.col("__code").is_null()).drop("__code", "__detail")
-    good, bad = apply_rules(clean, _rules())
+    good, bad = apply_rules(clean, _rules(f.declared_models(ctx.defaults)))
     # apply_rules wraps raw_* columns in an object; the run's raw record is already one JSON object.
     bad = bad.with_columns(pl.col("raw_record").str.json_path_match("$.record"))
     canonical = _canonical(good, ctx)

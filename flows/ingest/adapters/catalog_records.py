@@ -10,7 +10,8 @@ import polars as pl
 
 from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, check_json_nesting,
                                         empty_quarantine)
-from flows.ingest.adapters.fields import catalog_memory_gb, gpu_alias_table
+from flows.ingest import names
+from flows.ingest.adapters.fields import catalog_memory_gb
 from flows.ingest.adapters.json_text import read_text  # re-exported: the catalog adapters import it from here
 from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
 
@@ -81,10 +82,10 @@ def expect_list(doc, key: str | None, what: str) -> list:
 
 
 def catalog_model(name: str | None) -> str | None:
-    """The catalog model for a provider's GPU name via gpu_aliases.csv, or None."""
+    """The catalog model for a provider's GPU name (flows/ingest/names.py rules), or None."""
     if name is None or isinstance(name, (list, dict)):
         return None
-    return gpu_alias_table().get(" ".join(str(name).lower().split()))
+    return names.resolve_gpu(str(name)).gpu_model
 
 
 def vram_scope_for(gpu_name: str | None, stated_gb: float | None, gpus: float | None) -> str:

@@ -4,6 +4,7 @@ from functools import lru_cache
 
 import polars as pl
 
+from flows.ingest import names
 from flows.ingest.adapters.base import Rule
 from provider_eval.paths import REFERENCE_DIR
 
@@ -108,16 +109,19 @@ def as_date(expr: pl.Expr) -> pl.Expr:
     return expr.str.to_date("%Y-%m-%d", strict=False)
 
 
-def normalized_gpu_key(expr: pl.Expr) -> pl.Expr:
-    """Case-folded, whitespace-collapsed name used for alias lookup."""
-    return expr.str.to_lowercase().str.replace_all(r"\s+", " ")
+def _per_name(expr: pl.Expr, lookup) -> pl.Expr:
+    """lookup(name) for every cell, computed once per distinct name (a file repeats a few names)."""
+    def per_batch(s: pl.Series) -> pl.Series:
+        looked_up = {v: lookup(v) for v in s.drop_nulls().unique().to_list()}
+        if not looked_up:
+            return s  # only nulls: already the all-null answer
+        return s.replace_strict(looked_up, default=None, return_dtype=pl.String)
+    return expr.cast(pl.String).map_batches(per_batch, return_dtype=pl.String)
 
 
-@lru_cache(maxsize=1)
-def gpu_alias_table() -> dict[str, str]:
-    """Normalised alias → catalog model, from data/reference/gpu_aliases.csv."""
-    with open(REFERENCE_DIR / "gpu_aliases.csv", newline="", encoding="utf-8") as fh:
-        return {" ".join(row["alias"].lower().split()): row["gpu_model"] for row in csv.DictReader(fh)}
+def _resolved(expr: pl.Expr, field: str) -> pl.Expr:
+    """One field of flows.ingest.names.resolve_gpu (gpu_model, reason_code, detail) per cell."""
+    return _per_name(expr, lambda v: getattr(names.resolve_gpu(v), field))
 
 
 @lru_cache(maxsize=1)
@@ -128,29 +132,49 @@ def known_currencies() -> tuple[str, ...]:
 
 
 def gpu_model(expr: pl.Expr) -> pl.Expr:
-    """Any known spelling → catalog model; unknown or non-ASCII (homoglyphs) → null, never guessed."""
-    mapped = normalized_gpu_key(expr).replace_strict(gpu_alias_table(), default=None, return_dtype=pl.String)
-    return pl.when(expr.str.contains(r"[^\x20-\x7e]")).then(None).otherwise(mapped)
-
-
-@lru_cache(maxsize=1)
-def gpu_ambiguous_names() -> dict[str, str]:
-    """Normalised family name → the variants it could mean, from data/reference/gpu_ambiguous_names.csv."""
-    with open(REFERENCE_DIR / "gpu_ambiguous_names.csv", newline="", encoding="utf-8") as fh:
-        return {" ".join(row["name"].lower().split()): row["variants"] for row in csv.DictReader(fh)}
+    """Any GPU name → catalog model by the rules of flows/ingest/names.py; unresolved → null, never guessed."""
+    return _resolved(expr, "gpu_model")
 
 
 def gpu_rules(expr: pl.Expr) -> list[Rule]:
-    """GPU names must be present and in the alias table; a bare family name is not a variant."""
-    variants = normalized_gpu_key(expr).replace_strict(gpu_ambiguous_names(), default=None, return_dtype=pl.String)
+    """GPU names must be present and resolve (names.py): unknown, ambiguous or memory-contradicting names fail."""
+    code, detail = _resolved(expr, "reason_code"), _resolved(expr, "detail")
     return [
-        Rule("FIELD_MISSING", expr.is_null(), pl.lit("gpu_model is empty")),
+        Rule("FIELD_MISSING", expr.is_null() | (code == "FIELD_MISSING").fill_null(False),
+             pl.lit("gpu_model is empty")),
         # 'H100' could be SXM, PCIe or NVL (different memory, bandwidth, price): never guessed.
-        Rule("GPU_VARIANT_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null() & variants.is_not_null(),
-             pl.format("gpu_model '{}' names several variants ({}): state which one", expr, variants)),
-        Rule("GPU_ALIAS_UNKNOWN", expr.is_not_null() & gpu_model(expr).is_null() & variants.is_null(),
-             pl.format("gpu_model '{}' is not in data/reference/gpu_aliases.csv", expr)),
+        *[Rule(reason, expr.is_not_null() & (code == reason).fill_null(False), detail)
+          for reason in ("GPU_VARIANT_UNKNOWN", "GPU_ALIAS_UNKNOWN", "VRAM_MISMATCH")],
     ]
+
+
+def declared_models(defaults: dict) -> tuple:
+    """The (name, model_id) pairs model-config sources declare, as sources.py hands them on."""
+    return tuple(tuple(pair) for pair in defaults.get("declared_models") or ())
+
+
+def _model_field(expr: pl.Expr, field: str, declared: tuple) -> pl.Expr:
+    """One field of flows.ingest.names.resolve_model (model_id, implied_precision) per cell."""
+    return _per_name(expr, lambda v: getattr(names.resolve_model(v, declared=declared), field))
+
+
+def model_id(expr: pl.Expr, declared: tuple = ()) -> pl.Expr:
+    """A model name or Hugging Face repo id → catalog (or declared) model_id (names.py rules); unknown → null."""
+    return _model_field(expr, "model_id", declared)
+
+
+def precision_from_model(precision: pl.Expr, model: pl.Expr, declared: tuple = ()) -> pl.Expr:
+    """The stated precision, else the one the model name's suffix implies (-FP8, -MXFP4, -AWQ)."""
+    return pl.coalesce(precision, _model_field(model, "implied_precision", declared))
+
+
+def model_rules(expr: pl.Expr, declared: tuple = ()) -> list[Rule]:
+    """A stated model must resolve to the LLM catalog or a declared model: else it could never match a workload."""
+    stated = expr.is_not_null() & (expr.str.strip_chars() != "")
+    return [Rule("MODEL_UNKNOWN", stated & model_id(expr, declared).is_null(),
+                 pl.format("model '{}' is not in data/reference/llm_models.csv (model_id, hf_name or hf_repo_ids, "
+                           "after the suffix rules in docs/quarantine.md) nor declared by a model-config source",
+                           expr))]
 
 
 CURRENCY_SYMBOLS = {"$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP"}
