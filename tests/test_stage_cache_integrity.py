@@ -1,0 +1,127 @@
+"""The staged-Parquet cache and the landing store cannot mix files up or publish tampered bytes (#23)."""
+import datetime as dt
+import uuid
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from prefect import flow
+
+from flows.ingest import stage_cache
+from flows.ingest.land import land_file
+from flows.ingest.sources import load_sources
+from flows.ingest.stage import stage_file
+from flows.refresh import ingest
+from provider_eval.paths import DATA_DIR, DEFAULT_SOURCES
+
+NOW = "2026-11-30T00:00:00+00:00"
+BUNDLED = yaml.safe_load(DEFAULT_SOURCES.read_text(encoding="utf-8"))
+NAMES = [s["name"] for s in BUNDLED["sources"]]
+
+
+@flow
+def _ingest(sources_file: str, root: str) -> list:
+    """The refresh's fetch → land → stage (cache included), without the SQL build."""
+    build_dir = Path(root) / ".build" / uuid.uuid4().hex
+    build_dir.mkdir(parents=True)
+    outcomes, _, _ = ingest(load_sources(Path(sources_file)), Path(root), build_dir, "w.duckdb", NOW)
+    return outcomes
+
+
+def _declare(config: Path, names: list[str]) -> Path:
+    """The bundled sources.yaml with only these sources (its relative paths still resolve)."""
+    body = {**BUNDLED, "sources": [s for s in BUNDLED["sources"] if s["name"] in names]}
+    path = config / "sources.yaml"
+    path.write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _rows_by_source(outcomes) -> dict[str, list]:
+    """Every staged row, by source, checked to belong to the outcome (file) that points at it."""
+    out: dict[str, list] = {}
+    for o in outcomes:
+        for path in [o.accepted_parquet, o.quarantine_parquet, *o.detail_parquets.values()]:
+            if path is None:
+                continue
+            frame = pl.read_parquet(path)
+            if frame.height:
+                assert set(frame["source_name"]) == {o.source_name}, (o.original_path, path)
+                assert set(frame["file_sha256"]) == {o.file_sha256}, (o.original_path, path)
+            out.setdefault(o.source_name, []).extend(sorted(map(repr, frame.rows())))
+    return out
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    config = tmp_path_factory.mktemp("config")
+    (config / "samples").symlink_to(DATA_DIR / "samples")
+    root = tmp_path_factory.mktemp("wh")
+    full = _rows_by_source(_ingest(str(_declare(config, NAMES)), str(root)))
+    return config, root, full
+
+
+@pytest.mark.parametrize("dropped", NAMES)
+def test_dropping_a_source_removes_exactly_its_rows_and_adding_it_back_restores_them(world, dropped):
+    config, root, full = world
+    without = _rows_by_source(_ingest(str(_declare(config, [n for n in NAMES if n != dropped])), str(root)))
+    assert dropped not in without
+    assert without == {s: rows for s, rows in full.items() if s != dropped}
+    again = _rows_by_source(_ingest(str(_declare(config, NAMES)), str(root)))
+    assert again == full
+
+
+def test_every_bundled_source_stages_rows(world):
+    _, _, full = world
+    assert set(full) == set(NAMES)
+
+
+def _staged(tmp_path, name="a.csv", price="2.00"):
+    path = tmp_path / name
+    path.write_text("provider,offer_id,gpu_model,gpus_per_node,price,currency,price_unit,price_scope,"
+                    f"billing_model,observed_at\nacme,o1,MI300X,8,{price},USD,hour,per_gpu,on_demand,"
+                    "2026-11-01T00:00:00Z\n", encoding="utf-8")
+    landed = land_file("s", path, tmp_path / "landing", dt.datetime.fromisoformat(NOW))
+    return landed, stage_file(landed, "quote-csv", {}, tmp_path / f"staged-{uuid.uuid4().hex}")
+
+
+def test_an_outcome_is_never_stored_under_another_files_key(tmp_path):
+    a, outcome_a = _staged(tmp_path, "a.csv", "2.00")
+    b, _ = _staged(tmp_path, "b.csv", "3.00")
+    key_b = stage_cache.cache_key(b, "quote-csv", {}, "code")
+    with pytest.raises(stage_cache.EntryMismatch):
+        stage_cache.store(tmp_path / "cache", key_b, b.file_sha256, outcome_a)
+    assert not (tmp_path / "cache" / key_b).exists()
+
+
+def test_an_entry_recorded_for_another_file_is_refused_and_removed(tmp_path):
+    a, outcome_a = _staged(tmp_path, "a.csv", "2.00")
+    b, _ = _staged(tmp_path, "b.csv", "3.00")
+    key = stage_cache.cache_key(a, "quote-csv", {}, "code")
+    stage_cache.store(tmp_path / "cache", key, a.file_sha256, outcome_a)
+    problems = []
+    assert stage_cache.lookup(tmp_path / "cache", key, b.file_sha256, problems) is None
+    assert "stored under a key of file" in problems[0] and not (tmp_path / "cache" / key).exists()
+
+
+def test_a_tampered_staged_parquet_is_rejected_and_the_file_staged_again(tmp_path):
+    a, outcome = _staged(tmp_path)
+    key = stage_cache.cache_key(a, "quote-csv", {}, "code")
+    stored = stage_cache.store(tmp_path / "cache", key, a.file_sha256, outcome)
+    assert stage_cache.lookup(tmp_path / "cache", key, a.file_sha256) == stored
+    # What `copy (...) to '<entry>/...parquet'` did: same schema, forged values.
+    forged = pl.read_parquet(stored.accepted_parquet).with_columns(pl.lit("-1").alias("setup_fee"))
+    forged.write_parquet(stored.accepted_parquet)
+    problems = []
+    assert stage_cache.lookup(tmp_path / "cache", key, a.file_sha256, problems) is None
+    assert "sha256 mismatch" in problems[0]
+
+
+def test_a_tampered_outcome_record_is_rejected(tmp_path):
+    a, outcome = _staged(tmp_path)
+    key = stage_cache.cache_key(a, "quote-csv", {}, "code")
+    stage_cache.store(tmp_path / "cache", key, a.file_sha256, outcome)
+    (tmp_path / "cache" / key / stage_cache.OUTCOME).write_text("offer_id,price\nx,1\n")
+    problems = []
+    assert stage_cache.lookup(tmp_path / "cache", key, a.file_sha256, problems) is None
+    assert "unreadable outcome" in problems[0]
