@@ -495,6 +495,12 @@ def report(
     print(written)
 
 
+# `provider-eval inputs` lives in its own module (docs/inputs.md).
+from provider_eval.inputs_cmd import inputs as _inputs  # noqa: E402
+
+app.command("inputs")(_inputs)
+
+
 def main() -> None:
     """Console entry point: readable errors, no tracebacks for expected failures."""
     try:

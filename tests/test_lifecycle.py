@@ -65,6 +65,21 @@ def test_input_files_show_each_version_and_its_state(world):
                     ("runs", 1, "superseded", 3, 3, 0, True, True), ("runs", 2, "current", 3, 3, 0, False, True)]
 
 
+def test_inputs_command_lists_a_sources_files_with_their_state(world):
+    import json
+
+    from typer.testing import CliRunner
+
+    from provider_eval.cli import app
+
+    result = CliRunner().invoke(app, ["inputs", "--source", "runs", "-w", str(world["warehouse"]), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [(r["source_name"], r["version"], r["state"], r["rows_in"]) for r in rows] == [
+        ("runs", 1, "superseded", 3), ("runs", 2, "current", 3)]
+    assert CliRunner().invoke(app, ["inputs", "--source", "nope", "-w", str(world["warehouse"])]).exit_code != 0
+
+
 def test_a_file_that_disappears_is_withdrawn_and_comes_back_as_a_new_version(world):
     warehouse, runs = world["warehouse"], world["runs"]
     kept = runs.read_bytes()
