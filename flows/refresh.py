@@ -294,7 +294,8 @@ def refresh(
 ):
     """Rebuild the warehouse from the declared inputs and publish it if every check passes."""
     try:
-        return run_refresh(Path(sources), Path(workloads), Path(warehouse_path), Path(sql_dir))
+        # Relative paths are the caller's working directory's, made absolute once, here.
+        return run_refresh(*(Path(p).expanduser().absolute() for p in (sources, workloads, warehouse_path, sql_dir)))
     except ProviderEvalError as exc:
         # An expected failure (bad config, failed checks): a Failed state with a readable message,
         # not a traceback. The previous warehouse is untouched.
