@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
+from prefect.tasks import exponential_backoff
 from prefect.states import Failed
 
 from flows import progress
 from flows.ingest.adapters import ADAPTERS
-from flows.ingest.fetch_sources import Fetched, fetch_url_sources
+from flows.ingest.fetch_sources import Fetched, fetch_url_source, unexpected_failure
 from flows.ingest.land import LandedFile, land_file, read_index, read_index_by_key, verify_landed
 from flows.ingest.sources import Source, load_sources
 from flows.ingest import stage_cache, stage_pool, versions
@@ -44,12 +45,50 @@ class RefreshSummary:
     rows_accepted: int = 0
     rows_quarantined: int = 0
     table_rows: dict = field(default_factory=dict)
+    # Per declared source: {"files", "loaded", "rejected", "rows_in", "rows_accepted",
+    # "rows_quarantined", "fetch": "ok" | "failed" | None (not a url source)}.
+    sources: dict = field(default_factory=dict)
+    # Whole files rejected (unreadable, tampered) and failed fetches: {"source", "path", "reason"}.
+    rejected_files: list = field(default_factory=list)
+    failed_fetches: list = field(default_factory=list)
 
 
-@task
+def _per_source(sources: list[Source], outcomes: list[FileOutcome], fetch_failed: set[str]) -> dict:
+    """What each declared source contributed to this refresh."""
+    out = {}
+    for source in sources:
+        mine = [o for o in outcomes if o.source_name == source.name]
+        out[source.name] = {
+            "files": len(mine), "loaded": sum(o.status == "loaded" for o in mine),
+            "rejected": sum(o.status == "rejected" for o in mine),
+            "rows_in": sum(o.rows_in for o in mine), "rows_accepted": sum(o.rows_accepted for o in mine),
+            "rows_quarantined": sum(o.rows_quarantined for o in mine),
+            "fetch": None if source.url is None else ("failed" if source.name in fetch_failed else "ok"),
+        }
+    return out
+
+
+# An HTTP failure is not an exception: fetch() already retried what retrying can help (429, 5xx,
+# with backoff and Retry-After) and returns the rest as a rejected outcome. Prefect's retries are for
+# what raises: writing the body (disk full, NFS), or a bug. Either way one provider never fails the run.
+@task(retries=2, retry_delay_seconds=exponential_backoff(backoff_factor=2), retry_jitter_factor=0.5)
+def fetch_source(source: Source, downloads_dir: str, now: str) -> Fetched | FileOutcome:
+    """Download one `url:` source: its body, or a rejected manifest row saying why there is none."""
+    return fetch_url_source(source, Path(downloads_dir), now)
+
+
 def fetch_sources(sources: list[Source], downloads_dir: str, now: str) -> tuple[list[Fetched], list[FileOutcome]]:
-    """Download the `url:` sources; each failure is a rejected manifest row, not a failed refresh."""
-    return fetch_url_sources(sources, Path(downloads_dir), now)
+    """Download the `url:` sources in parallel; each failure is a rejected manifest row, not a failed refresh."""
+    wanted = [s for s in sources if s.url is not None]
+    futures = [fetch_source.submit(s, downloads_dir, now) for s in wanted]
+    fetched, failures = [], []
+    for source, future in zip(wanted, futures):
+        try:
+            result = future.result()
+        except Exception as exc:  # retries exhausted: the source is rejected, the refresh goes on
+            result = unexpected_failure(source, exc, now)
+        (fetched if isinstance(result, Fetched) else failures).append(result)
+    return fetched, failures
 
 
 @task(retries=2, retry_delay_seconds=[1, 5])
@@ -190,9 +229,10 @@ def _sweep_builds(builds: Path, warehouse_name: str) -> None:
 
 
 def ingest(sources: list[Source], root: Path, build_dir: Path, warehouse_name: str,
-           now: str) -> tuple[list[FileOutcome], set[str], versions.Lifecycle]:
+           now: str) -> tuple[list[FileOutcome], set[str], versions.Lifecycle, list[FileOutcome]]:
     """Fetch, land and stage every declared file (staged Parquet reused from the cache when it proves
-    itself); returns every file's outcome, the cache keys in use, and the file lifecycle after this read."""
+    itself); returns every file's outcome, the cache keys in use, the file lifecycle after this read,
+    and the failed fetches (also among the outcomes)."""
     log = get_run_logger()
     fetched, fetch_failures = fetch_sources(sources, str(build_dir / "downloads"), now)
     for failure in fetch_failures:
@@ -235,7 +275,7 @@ def ingest(sources: list[Source], root: Path, build_dir: Path, warehouse_name: s
             progress.stage("parse + validate", done, len(unique))
     staged = [cached[key] for key in by_key if key in cached]
     outcomes = staged + tampered + duplicates + fetch_failures
-    return outcomes, set(by_key), lifecycle
+    return outcomes, set(by_key), lifecycle, fetch_failures
 
 
 def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path) -> RefreshSummary:
@@ -253,7 +293,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             _sweep_builds(root / ".build", warehouse_file.name)
             build_dir.mkdir(parents=True)
             progress.stage("fetch + land")
-            outcomes, keys, lifecycle = ingest(sources, root, build_dir, warehouse_file.name, now)
+            outcomes, keys, lifecycle, fetch_failures = ingest(sources, root, build_dir, warehouse_file.name, now)
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
@@ -280,6 +320,11 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
         rows_accepted=sum(o.rows_accepted for o in outcomes),
         rows_quarantined=sum(o.rows_quarantined for o in outcomes),
         table_rows=table_rows,
+        sources=_per_source(sources, outcomes, {f.source_name for f in fetch_failures}),
+        rejected_files=[{"source": o.source_name, "path": o.original_path, "reason": o.reason}
+                        for o in outcomes if o.status == "rejected" and id(o) not in {id(f) for f in fetch_failures}],
+        failed_fetches=[{"source": o.source_name, "path": o.original_path, "reason": o.reason}
+                        for o in fetch_failures],
     )
     log.info("published %s: %s", warehouse_file, summary.table_rows)
     return summary

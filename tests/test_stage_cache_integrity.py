@@ -25,7 +25,7 @@ def _ingest(sources_file: str, root: str) -> list:
     """The refresh's fetch → land → stage (cache included), without the SQL build."""
     build_dir = Path(root) / ".build" / uuid.uuid4().hex
     build_dir.mkdir(parents=True)
-    outcomes, _, _ = ingest(load_sources(Path(sources_file)), Path(root), build_dir, "w.duckdb", NOW)
+    outcomes, *_ = ingest(load_sources(Path(sources_file)), Path(root), build_dir, "w.duckdb", NOW)
     return outcomes
 
 
