@@ -125,3 +125,37 @@ def test_a_tampered_outcome_record_is_rejected(tmp_path):
     problems = []
     assert stage_cache.lookup(tmp_path / "cache", key, a.file_sha256, problems) is None
     assert "unreadable outcome" in problems[0]
+
+
+def test_a_changed_landed_file_is_restored_from_its_original_or_rejected(tmp_path):
+    from flows.ingest.land import verify_landed
+
+    landed, _ = _staged(tmp_path)
+    Path(landed.landed_path).write_text("provider,offer_id\nforged,1\n")
+    assert verify_landed(landed) is None  # the original still has the landed bytes: put back
+    assert stage_file(landed, "quote-csv", {}, tmp_path / "again").rows_accepted == 1
+    Path(landed.landed_path).write_text("provider,offer_id\nforged,1\n")
+    Path(landed.original_path).unlink()
+    assert "no longer has sha256" in verify_landed(landed)
+
+
+def test_a_tampered_landing_store_is_rejected_never_staged(tmp_path):
+    (tmp_path / "samples").mkdir()
+    quote = tmp_path / "samples" / "q.csv"
+    quote.write_bytes((DATA_DIR / "samples" / "quotes" / "seed_000_example.csv").read_bytes())
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(yaml.safe_dump({"sources": [{"name": "q", "kind": "quotes", "format": "quote-csv",
+                                                    "path": "samples/q.csv", "defaults": {"currency": "USD"}}]}))
+    root = tmp_path / "wh"
+    [first] = _ingest(str(sources), str(root))
+    assert first.status == "loaded"
+    # A later refresh finds no cache entry (pruned, new code) and the landed bytes changed.
+    for entry in (root / "staged-cache").rglob("outcome.json"):
+        entry.unlink()
+    [landed] = [p for p in (root / "landing" / "q").iterdir() if p.suffix == ".csv"]
+    landed.write_text(landed.read_text().replace("2.00", "0.02"))
+    quote.write_text(quote.read_text() + "\n")  # the original moved on: nothing to restore from
+    outcomes = {o.file_sha256: o for o in _ingest(str(sources), str(root))}
+    assert outcomes[first.file_sha256].status == "rejected"
+    assert outcomes[first.file_sha256].reason.startswith("LANDED_FILE_CHANGED")
+    assert outcomes[first.file_sha256].accepted_parquet is None
