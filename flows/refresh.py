@@ -246,7 +246,14 @@ def ingest(sources: list[Source], root: Path, build_dir: Path, warehouse_name: s
     log.info("landed %d file(s) from %d source(s)", len(unique), len(sources))
     # Files staged by an earlier refresh (same bytes, settings and code) are not parsed again.
     # One cache per warehouse file: its writer lock covers the prune after publishing.
-    cache_dir = root / "staged-cache" / warehouse_name
+    staged, keys = stage_cached(unique, root / "staged-cache" / warehouse_name, build_dir)
+    return staged + duplicates + fetch_failures, keys, lifecycle, fetch_failures
+
+
+def stage_cached(unique: list[tuple[LandedFile, str, dict]], cache_dir: Path,
+                 build_dir: Path) -> tuple[list[FileOutcome], set[str]]:
+    """Each file's outcome: from the cache when its entry proves itself, else staged (and cached) now."""
+    log = get_run_logger()
     fingerprint = stage_cache.code_fingerprint()
     by_key = {stage_cache.cache_key(lf, fmt, defaults, fingerprint): (lf, fmt, defaults)
               for lf, fmt, defaults in unique}
@@ -260,22 +267,23 @@ def ingest(sources: list[Source], root: Path, build_dir: Path, warehouse_name: s
     for key, item in by_key.items():
         if key not in cached:
             problem = verify_landed(item[0])
-            (todo.append((key, item)) if problem is None else tampered.append(_tampered(item, problem)))
+            if problem is None:
+                todo.append((key, item))
+            else:
+                tampered.append(_tampered(item, problem))
     log.info("%d file(s) to stage, %d already staged", len(todo), len(cached))
     groups = batches(todo, os.cpu_count() or 1, fmt=lambda pair: pair[1][1])
     todo_bytes = sum(Path(item[0].landed_path).stat().st_size for _, item in todo)
     with stage_pool.processes(stage_pool.wanted(todo_bytes)):
         futures = [stage_batch.submit(group, str(build_dir / "staged")) for group in groups]
-        progress.stage("parse + validate", len(cached), len(unique))
-        done = len(cached)
+        done = len(cached) + len(tampered)
+        progress.stage("parse + validate", done, len(unique))
         for future in futures:
             for key, outcome in future.result():
                 cached[key] = stage_cache.store(cache_dir, key, by_key[key][0].file_sha256, outcome)
                 done += 1
             progress.stage("parse + validate", done, len(unique))
-    staged = [cached[key] for key in by_key if key in cached]
-    outcomes = staged + tampered + duplicates + fetch_failures
-    return outcomes, set(by_key), lifecycle, fetch_failures
+    return [cached[key] for key in by_key if key in cached] + tampered, set(by_key)
 
 
 def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path) -> RefreshSummary:
