@@ -19,6 +19,12 @@ MANIFEST_SCHEMA = {
     "rows_accepted": pl.Int64, "rows_quarantined": pl.Int64, "first_seen_at": pl.String,
 }
 
+FILE_VERSIONS_SCHEMA = {
+    "source_name": pl.String, "original_path": pl.String, "version": pl.Int64, "file_sha256": pl.String,
+    "state": pl.String, "superseded_by": pl.String, "first_seen_at": pl.String, "last_seen_at": pl.String,
+    "reads": pl.Int64,
+}
+
 
 def contract_schema(contract: type[pa.DataFrameModel]) -> dict:
     """The polars schema a contract describes (used for tables no file fed this time)."""
@@ -62,8 +68,8 @@ def _text_types(path: Path) -> str:
 
 
 def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], workloads_parquet: Path,
-                refreshed_at: str) -> None:
-    """Create the raw_* tables the SQL models read."""
+                refreshed_at: str, file_versions: list[dict] = ()) -> None:
+    """Create the raw_* tables the SQL models read (file_versions: flows.ingest.versions.version_rows)."""
     for table, contract in CONTRACTS.items():
         files = [o.accepted_parquet for o in outcomes if o.table == table and o.accepted_parquet]
         files += [o.detail_parquets[table] for o in outcomes if table in o.detail_parquets]
@@ -77,5 +83,10 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     con.register("__manifest", manifest.to_arrow())
     con.execute("create table raw_ingest_manifest as select * from __manifest")
     con.unregister("__manifest")
+    versions = pl.DataFrame([{k: r[k] for k in FILE_VERSIONS_SCHEMA} for r in file_versions],
+                            schema=FILE_VERSIONS_SCHEMA)
+    con.register("__versions", versions.to_arrow())
+    con.execute("create table raw_file_versions as select * from __versions")
+    con.unregister("__versions")
     con.execute(f"create table raw_workloads as select * from read_parquet(?)", [str(workloads_parquet)])
     con.execute("create table raw_refresh as select ?::timestamptz as refreshed_at", [refreshed_at])

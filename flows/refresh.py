@@ -7,14 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
+from prefect.tasks import exponential_backoff
 from prefect.states import Failed
 
 from flows import progress
 from flows.ingest.adapters import ADAPTERS
-from flows.ingest.fetch_sources import Fetched, fetch_url_sources
-from flows.ingest.land import LandedFile, land_file, read_index, read_index_by_key
+from flows.ingest.fetch_sources import Fetched, fetch_url_source, unexpected_failure
+from flows.ingest.land import LandedFile, land_file, read_index, read_index_by_key, verify_landed
 from flows.ingest.sources import Source, load_sources
-from flows.ingest import stage_cache, stage_pool
+from flows.ingest import stage_cache, stage_pool, versions
 from flows.ingest.stage import FileOutcome
 from flows.ingest.stage_pool import stage_files
 from flows.ingest.workloads import load_workloads
@@ -29,7 +30,7 @@ from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORK
 PUBLIC_TABLES = (
     "offers", "offer_history", "benchmark_runs", "benchmark_requests", "compat_checks", "memory_fit",
     "hardware_validations", "workload_costs", "rankings", "quarantine", "ingest_manifest",
-    "estimate_rankings", "ranking_sensitivity", "closest_runs",
+    "estimate_rankings", "ranking_sensitivity", "closest_runs", "input_files",
 )
 
 
@@ -44,25 +45,71 @@ class RefreshSummary:
     rows_accepted: int = 0
     rows_quarantined: int = 0
     table_rows: dict = field(default_factory=dict)
+    # Per declared source: {"files", "loaded", "rejected", "rows_in", "rows_accepted",
+    # "rows_quarantined", "fetch": "ok" | "failed" | None (not a url source)}.
+    sources: dict = field(default_factory=dict)
+    # Whole files rejected (unreadable, tampered) and failed fetches: {"source", "path", "reason"}.
+    rejected_files: list = field(default_factory=list)
+    failed_fetches: list = field(default_factory=list)
 
 
-@task
+def _per_source(sources: list[Source], outcomes: list[FileOutcome], fetch_failed: set[str]) -> dict:
+    """What each declared source contributed to this refresh."""
+    out = {}
+    for source in sources:
+        mine = [o for o in outcomes if o.source_name == source.name]
+        out[source.name] = {
+            "files": len(mine), "loaded": sum(o.status == "loaded" for o in mine),
+            "rejected": sum(o.status == "rejected" for o in mine),
+            "rows_in": sum(o.rows_in for o in mine), "rows_accepted": sum(o.rows_accepted for o in mine),
+            "rows_quarantined": sum(o.rows_quarantined for o in mine),
+            "fetch": None if source.url is None else ("failed" if source.name in fetch_failed else "ok"),
+        }
+    return out
+
+
+# An HTTP failure is not an exception: fetch() already retried what retrying can help (429, 5xx,
+# with backoff and Retry-After) and returns the rest as a rejected outcome. Prefect's retries are for
+# what raises: writing the body (disk full, NFS), or a bug. Either way one provider never fails the run.
+@task(retries=2, retry_delay_seconds=exponential_backoff(backoff_factor=2), retry_jitter_factor=0.5)
+def fetch_source(source: Source, downloads_dir: str, now: str) -> Fetched | FileOutcome:
+    """Download one `url:` source: its body, or a rejected manifest row saying why there is none."""
+    return fetch_url_source(source, Path(downloads_dir), now)
+
+
 def fetch_sources(sources: list[Source], downloads_dir: str, now: str) -> tuple[list[Fetched], list[FileOutcome]]:
-    """Download the `url:` sources; each failure is a rejected manifest row, not a failed refresh."""
-    return fetch_url_sources(sources, Path(downloads_dir), now)
+    """Download the `url:` sources in parallel; each failure is a rejected manifest row, not a failed refresh."""
+    wanted = [s for s in sources if s.url is not None]
+    futures = [fetch_source.submit(s, downloads_dir, now) for s in wanted]
+    fetched, failures = [], []
+    for source, future in zip(wanted, futures):
+        try:
+            result = future.result()
+        except Exception as exc:  # retries exhausted: the source is rejected, the refresh goes on
+            result = unexpected_failure(source, exc, now)
+        (fetched if isinstance(result, Fetched) else failures).append(result)
+    return fetched, failures
 
 
-@task
+@task(retries=2, retry_delay_seconds=[1, 5])
 def land_sources(sources: list[Source], landing_dir: str, now: str,
-                 fetched: list[Fetched] | None = None) -> list[tuple[LandedFile, str, dict]]:
-    """Copy each declared file (and each downloaded body) into the landing store; return every landed file of these sources."""
+                 fetched: list[Fetched] | None = None) -> tuple[list[tuple[LandedFile, str, dict]], dict]:
+    """Copy each declared file (and each downloaded body) into the landing store.
+
+    Returns every landed file of these sources, and what this refresh read: source → {path: sha256}
+    (a `url:` source whose fetch failed reads nothing). Landing is idempotent, so a retry after an
+    I/O error (a full disk freed, an NFS hiccup) lands only what is missing.
+    """
     when = dt.datetime.fromisoformat(now)
     known = read_index_by_key(Path(landing_dir))
+    reads: dict[str, dict[str, str]] = {}
     for body in fetched or []:
-        land_file(body.source_name, body.body_path, Path(landing_dir), when, original=body.url, known=known)
+        lf = land_file(body.source_name, body.body_path, Path(landing_dir), when, original=body.url, known=known)
+        reads.setdefault(body.source_name, {})[body.url] = lf.file_sha256
     for source in sources:
         if source.url is not None:
             continue
+        reads.setdefault(source.name, {})
         matched = source.files()
         if not matched:
             get_run_logger().warning("source %r (line %d): no file matches %r", source.name, source.line, source.path)
@@ -74,17 +121,28 @@ def land_sources(sources: list[Source], landing_dir: str, now: str,
                 get_run_logger().info("source %r: %s is not %s; not ingested", source.name, path, source.format)
             matched = [p for p in matched if p not in skipped]
         for path in matched:
-            land_file(source.name, path, Path(landing_dir), when,
-                      companions=companions_of(path) if companions_of else [], known=known)
+            lf = land_file(source.name, path, Path(landing_dir), when,
+                           companions=companions_of(path) if companions_of else [], known=known)
+            reads[source.name][str(path)] = lf.file_sha256
     by_name = {s.name: s for s in sources}
     return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].adapter_options())
-            for lf in read_index(Path(landing_dir)) if lf.source_name in by_name]
+            for lf in read_index(Path(landing_dir)) if lf.source_name in by_name], reads
 
 
 @task
-def stage_batch(batch: list[tuple[LandedFile, str, dict]], staging_dir: str) -> list[FileOutcome]:
-    """Parse and validate several landed files of one format into Parquet (one task, one contract check)."""
-    return stage_files(batch, Path(staging_dir))
+def stage_batch(batch: list[tuple[str, tuple[LandedFile, str, dict]]], staging_dir: str) -> list[tuple[str, FileOutcome]]:
+    """Parse and validate several landed files of one format into Parquet (one task, one contract check).
+
+    Takes (cache key, file) pairs and returns (cache key, outcome) pairs: the key travels with its
+    file, so however batches are grouped or finish, no outcome can be stored under another file's key.
+    """
+    outcomes = stage_files([item for _, item in batch], Path(staging_dir))
+    if len(outcomes) != len(batch):
+        raise AssertionError(f"{len(batch)} files staged into {len(outcomes)} outcomes")
+    for (_, (landed, _, _)), outcome in zip(batch, outcomes):
+        if (outcome.source_name, outcome.file_sha256) != (landed.source_name, landed.file_sha256):
+            raise AssertionError(f"staging {landed.original_path} returned the outcome of {outcome.original_path}")
+    return [(key, outcome) for (key, _), outcome in zip(batch, outcomes)]
 
 
 # Files per staging task at most: thousands of one-file tasks cost Prefect more than the parsing
@@ -92,11 +150,11 @@ def stage_batch(batch: list[tuple[LandedFile, str, dict]], staging_dir: str) -> 
 MAX_FILES_PER_BATCH = 64
 
 
-def batches(unique: list[tuple[LandedFile, str, dict]], workers: int) -> list[list[tuple[LandedFile, str, dict]]]:
+def batches(unique: list, workers: int, fmt=lambda item: item[1]) -> list[list]:
     """Files grouped by format (one adapter and contract per batch), about 2 batches per worker each."""
     by_format: dict[str, list] = {}
     for item in unique:
-        by_format.setdefault(item[1], []).append(item)
+        by_format.setdefault(fmt(item), []).append(item)
     out = []
     for items in by_format.values():
         size = max(1, min(MAX_FILES_PER_BATCH, -(-len(items) // (2 * workers))))
@@ -106,7 +164,7 @@ def batches(unique: list[tuple[LandedFile, str, dict]], workers: int) -> list[li
 
 @task
 def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str,
-          validations_dir: str | None = None) -> tuple[str, str | None]:
+          validations_dir: str | None = None, file_versions: list[dict] = ()) -> tuple[str, str | None]:
     """Load everything into a new warehouse file, build the SQL models and run the checks.
 
     Returns (build path, problem): expected failures come back as text, not exceptions, so the
@@ -117,7 +175,7 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     load_workloads(Path(workloads_file)).write_parquet(workloads_parquet)
     with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
         load_reference(con, REFERENCE_DIR)
-        load_staged(con, outcomes, workloads_parquet, now)
+        load_staged(con, outcomes, workloads_parquet, now, file_versions)
         for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
             get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
         try:
@@ -156,11 +214,76 @@ def _dedupe(landed: list[tuple[LandedFile, str, dict]]) -> tuple[list, list[File
     return unique, duplicates
 
 
+def _tampered(item: tuple[LandedFile, str, dict], problem: str) -> FileOutcome:
+    """A landed file whose bytes changed after landing: rejected, never staged or published."""
+    lf, fmt, _ = item
+    return FileOutcome(lf.source_name, fmt, ADAPTERS[fmt].table, lf.file_sha256, lf.original_path,
+                       lf.first_seen_at, "rejected", f"LANDED_FILE_CHANGED: {problem}", 0, 0, 0, None, None)
+
+
 def _sweep_builds(builds: Path, warehouse_name: str) -> None:
     """Remove this warehouse's build folders a killed refresh left behind (hold the writer lock)."""
     if builds.is_dir():
         for leftover in builds.glob(f"{warehouse_name}.*"):
             shutil.rmtree(leftover, ignore_errors=True)
+
+
+def ingest(sources: list[Source], root: Path, build_dir: Path, warehouse_name: str,
+           now: str) -> tuple[list[FileOutcome], set[str], versions.Lifecycle, list[FileOutcome]]:
+    """Fetch, land and stage every declared file (staged Parquet reused from the cache when it proves
+    itself); returns every file's outcome, the cache keys in use, the file lifecycle after this read,
+    and the failed fetches (also among the outcomes)."""
+    log = get_run_logger()
+    fetched, fetch_failures = fetch_sources(sources, str(build_dir / "downloads"), now)
+    for failure in fetch_failures:
+        log.warning("fetch failed for source %s (%s): %s", failure.source_name, failure.original_path,
+                    failure.reason)
+    landed, reads = land_sources(sources, str(root / "landing"), now, fetched)
+    lifecycle = versions.record_reads(
+        versions.read_state(versions.state_path(root / "landing", warehouse_name)),
+        [lf for lf, _, _ in landed], reads, now)
+    unique, duplicates = _dedupe(landed)
+    log.info("landed %d file(s) from %d source(s)", len(unique), len(sources))
+    # Files staged by an earlier refresh (same bytes, settings and code) are not parsed again.
+    # One cache per warehouse file: its writer lock covers the prune after publishing.
+    staged, keys = stage_cached(unique, root / "staged-cache" / warehouse_name, build_dir)
+    return staged + duplicates + fetch_failures, keys, lifecycle, fetch_failures
+
+
+def stage_cached(unique: list[tuple[LandedFile, str, dict]], cache_dir: Path,
+                 build_dir: Path) -> tuple[list[FileOutcome], set[str]]:
+    """Each file's outcome: from the cache when its entry proves itself, else staged (and cached) now."""
+    log = get_run_logger()
+    fingerprint = stage_cache.code_fingerprint()
+    by_key = {stage_cache.cache_key(lf, fmt, defaults, fingerprint): (lf, fmt, defaults)
+              for lf, fmt, defaults in unique}
+    problems: list[str] = []
+    cached = {key: hit for key, (lf, _, _) in by_key.items()
+              if (hit := stage_cache.lookup(cache_dir, key, lf.file_sha256, problems))}
+    for problem in problems:
+        log.warning("%s", problem)
+    # A landed file is staged only while it still has the bytes it was landed with.
+    todo, tampered = [], []
+    for key, item in by_key.items():
+        if key not in cached:
+            problem = verify_landed(item[0])
+            if problem is None:
+                todo.append((key, item))
+            else:
+                tampered.append(_tampered(item, problem))
+    log.info("%d file(s) to stage, %d already staged", len(todo), len(cached))
+    groups = batches(todo, os.cpu_count() or 1, fmt=lambda pair: pair[1][1])
+    todo_bytes = sum(Path(item[0].landed_path).stat().st_size for _, item in todo)
+    with stage_pool.processes(stage_pool.wanted(todo_bytes)):
+        futures = [stage_batch.submit(group, str(build_dir / "staged")) for group in groups]
+        done = len(cached) + len(tampered)
+        progress.stage("parse + validate", done, len(unique))
+        for future in futures:
+            for key, outcome in future.result():
+                cached[key] = stage_cache.store(cache_dir, key, by_key[key][0].file_sha256, outcome)
+                done += 1
+            progress.stage("parse + validate", done, len(unique))
+    return [cached[key] for key in by_key if key in cached] + tampered, set(by_key)
 
 
 def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path) -> RefreshSummary:
@@ -178,47 +301,23 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             _sweep_builds(root / ".build", warehouse_file.name)
             build_dir.mkdir(parents=True)
             progress.stage("fetch + land")
-            fetched, fetch_failures = fetch_sources(sources, str(build_dir / "downloads"), now)
-            for failure in fetch_failures:
-                log.warning("fetch failed for source %s (%s): %s", failure.source_name, failure.original_path,
-                            failure.reason)
-            landed = land_sources(sources, str(root / "landing"), now, fetched)
-            unique, duplicates = _dedupe(landed)
-            log.info("landed %d file(s) from %d source(s)", len(unique), len(sources))
-            # Files staged by an earlier refresh (same bytes, settings and code) are not parsed again.
-            # One cache per warehouse file: its writer lock covers the prune below.
-            cache_dir = root / "staged-cache" / warehouse_file.name
-            fingerprint = stage_cache.code_fingerprint()
-            keys = [stage_cache.cache_key(lf, fmt, defaults, fingerprint) for lf, fmt, defaults in unique]
-            cached = {i: hit for i, key in enumerate(keys) if (hit := stage_cache.lookup(cache_dir, key))}
-            todo = [i for i in range(len(unique)) if i not in cached]
-            log.info("%d file(s) to stage, %d already staged", len(todo), len(cached))
-            groups = batches([unique[i] for i in todo], os.cpu_count() or 1)
-            todo_bytes = sum(Path(unique[i][0].landed_path).stat().st_size for i in todo)
-            with stage_pool.processes(stage_pool.wanted(todo_bytes)):
-                futures = [stage_batch.submit(group, str(build_dir / "staged")) for group in groups]
-                progress.stage("parse + validate", len(cached), len(unique))
-                fresh = []
-                for future in futures:
-                    fresh += future.result()
-                    progress.stage("parse + validate", len(cached) + len(fresh), len(unique))
-            for i, outcome in zip(todo, fresh):
-                cached[i] = stage_cache.store(cache_dir, keys[i], outcome)
-            staged = [cached[i] for i in range(len(unique))]
-            outcomes = staged + duplicates + fetch_failures
+            outcomes, keys, lifecycle, fetch_failures = ingest(sources, root, build_dir, warehouse_file.name, now)
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
             progress.stage("load + SQL models + checks")
             build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
-                                        str(root / "validations"))
+                                        str(root / "validations"),
+                                        versions.version_rows(lifecycle, {s.name for s in sources}))
             if problem:
                 raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
             progress.stage("quality gate")
             quality_gate(build_path, str(root / "data_docs"))
             progress.stage("publish")
             table_rows = publish(build_path, str(warehouse_file))
-            stage_cache.prune(cache_dir, set(keys))
+            # Reads count once the refresh published: a failed build re-run must not count them twice.
+            versions.write_state(versions.state_path(root / "landing", warehouse_file.name), lifecycle)
+            stage_cache.prune(root / "staged-cache" / warehouse_file.name, keys)
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
     summary = RefreshSummary(
@@ -229,6 +328,11 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
         rows_accepted=sum(o.rows_accepted for o in outcomes),
         rows_quarantined=sum(o.rows_quarantined for o in outcomes),
         table_rows=table_rows,
+        sources=_per_source(sources, outcomes, {f.source_name for f in fetch_failures}),
+        rejected_files=[{"source": o.source_name, "path": o.original_path, "reason": o.reason}
+                        for o in outcomes if o.status == "rejected" and id(o) not in {id(f) for f in fetch_failures}],
+        failed_fetches=[{"source": o.source_name, "path": o.original_path, "reason": o.reason}
+                        for o in fetch_failures],
     )
     log.info("published %s: %s", warehouse_file, summary.table_rows)
     return summary
@@ -243,7 +347,8 @@ def refresh(
 ):
     """Rebuild the warehouse from the declared inputs and publish it if every check passes."""
     try:
-        return run_refresh(Path(sources), Path(workloads), Path(warehouse_path), Path(sql_dir))
+        # Relative paths are the caller's working directory's, made absolute once, here.
+        return run_refresh(*(Path(p).expanduser().absolute() for p in (sources, workloads, warehouse_path, sql_dir)))
     except ProviderEvalError as exc:
         # An expected failure (bad config, failed checks): a Failed state with a readable message,
         # not a traceback. The previous warehouse is untouched.

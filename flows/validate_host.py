@@ -42,7 +42,8 @@ def validate_host(
     """Validate one host against one offer; the evidence record is the result (loaded by the next refresh)."""
     try:
         record = probe_and_decide(host, offer_id, user, port, str(Path(identity_file).expanduser()),
-                                  str(Path(known_hosts).expanduser()), warehouse_path, timeout_s,
+                                  str(Path(known_hosts).expanduser()),
+                                  str(Path(warehouse_path).expanduser().absolute()), timeout_s,
                                   connect_timeout_s, bench, deep, workload, workload_params, workload_timeout_s)
     except ProviderEvalError as exc:
         return Failed(message=str(exc), data=exc)

@@ -564,6 +564,12 @@ def report(
     print(written)
 
 
+# `provider-eval inputs` lives in its own module (docs/inputs.md).
+from provider_eval.inputs_cmd import inputs as _inputs  # noqa: E402
+
+app.command("inputs")(_inputs)
+
+
 def _show_exit_codes() -> None:
     """Every command's --help ends with the one exit-code table (commands added later get it too)."""
     for command in app.registered_commands:

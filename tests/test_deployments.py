@@ -44,9 +44,14 @@ def prefect_server(tmp_path_factory):
     """A real `prefect server start` (SQLite) on a free loopback port, and a process worker."""
     home = tmp_path_factory.mktemp("prefect-server")
     port = _free_port()
+    # The worker runs elsewhere than the checkout, and its default warehouse is a writable scratch
+    # path set the way an operator sets it (the environment), never by a parameter.
+    elsewhere = tmp_path_factory.mktemp("worker-cwd")
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
-           "PROVIDER_EVAL_HOME": str(PROJECT_ROOT)}
+           "PROVIDER_EVAL_HOME": str(PROJECT_ROOT),
+           "PROVIDER_EVAL_WAREHOUSE": str(tmp_path_factory.mktemp("declared") / "provider_eval.duckdb"),
+           "WORKER_CWD": str(elsewhere)}
     log = open(home / "server.log", "w")
     server = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
                               env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -58,7 +63,7 @@ def prefect_server(tmp_path_factory):
         run("work-pool", "create", "provider-eval", "--type", "process", "--overwrite")
         run("--no-prompt", "deploy", "--all", "--prefect-file", str(PREFECT_YAML))
         worker = subprocess.Popen([PREFECT, "worker", "start", "--pool", "provider-eval"], env=env,
-                                  cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
+                                  cwd=elsewhere, stdout=log, stderr=subprocess.STDOUT)
         yield env
     finally:
         for proc in (worker, server):
@@ -99,6 +104,42 @@ def test_a_deployed_refresh_runs_through_a_worker_and_publishes(prefect_server, 
     assert "Completed" in result.stdout
     assert query(warehouse, "select gpu_model from rankings where rank = 1 "
                             "and workload_id = 'seed-000-same-task'") == [("MI350X",)]
+
+
+def test_every_deployment_runs_exactly_as_declared(prefect_server, tmp_path):
+    """#17: each deployment of prefect.yaml run with no parameter overrides, from outside the checkout."""
+    from tests import fake_host
+    from tests.sshd import make_keys, running_sshd
+    from tests.test_validate_host import EIGHT_GPU_OFFER
+
+    declared = {d["name"]: d for d in yaml.safe_load(PREFECT_YAML.read_text())["deployments"]}
+    assert set(declared) == {"refresh-pricing", "validate-host"}  # a new deployment needs its run here
+    warehouse = Path(prefect_server["PROVIDER_EVAL_WAREHOUSE"])
+    cwd = prefect_server["WORKER_CWD"]
+    result = subprocess.run(
+        [PREFECT, "deployment", "run", "refresh-pricing/refresh-pricing", "--watch", "--watch-timeout", "240"],
+        env=prefect_server, cwd=cwd, capture_output=True, text=True, timeout=270)
+    assert result.returncode == 0 and "Completed" in result.stdout, result.stdout + result.stderr
+    assert query(warehouse, "select gpu_model, total_cost_usd::varchar from rankings "
+                            "where workload_id = 'seed-000-same-task' order by rank") == [
+        ("MI350X", "16.000000"), ("MI325X", "19.250000"), ("MI300X", "20.000000")]
+    assert not (Path(cwd) / "warehouse").exists() and (warehouse.parent / "data_docs").is_dir()
+
+    # validate-host declares no parameters either; it needs the host and offer every run names.
+    (tmp_path / "keys").mkdir()
+    keys = make_keys(tmp_path / "keys")
+    with running_sshd(tmp_path / "sshd", keys, fake_host.mi300x_host(tmp_path / "host")) as server:
+        params = {"host": "127.0.0.1", "offer_id": EIGHT_GPU_OFFER, "user": server.user, "port": server.port,
+                  "identity_file": str(server.identity_file), "known_hosts": str(server.known_hosts),
+                  "bench": False, "timeout_s": 60}
+        assert not set(params) & set(declared["validate-host"].get("parameters") or {})
+        result = subprocess.run(
+            [PREFECT, "deployment", "run", "validate-host/validate-host", "--params", json.dumps(params),
+             "--watch", "--watch-timeout", "240"],
+            env=prefect_server, cwd=cwd, capture_output=True, text=True, timeout=270)
+    assert result.returncode == 0 and "Completed" in result.stdout, result.stdout + result.stderr
+    [evidence] = list((warehouse.parent / "validations").glob("val-*.json"))
+    assert json.loads(evidence.read_text())["verdict"] == "pass"
 
 
 def test_two_concurrent_deployment_runs_leave_one_consistent_warehouse(prefect_server, tmp_path, sample_warehouse):

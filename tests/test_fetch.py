@@ -103,6 +103,13 @@ def test_refresh_survives_bad_days_and_keeps_previous_observations(server, tmp_p
         "hotaisle": ("rejected", "TRUNCATED"), "slow": ("rejected", "FETCH_TIMEOUT"),
         "broken": ("rejected", "HTTP_ERROR"), "vault": ("rejected", "AUTH_MISSING")}
     assert manifest["do"][2] == server.url("ok", "do.json")
+    # The run's summary says what each source did, for a scheduler or an operator.
+    summary = state.result()
+    assert summary.sources["do"]["fetch"] == "ok" and summary.sources["do"]["loaded"] == 1
+    assert summary.sources["slow"] == {"files": 1, "loaded": 0, "rejected": 1, "rows_in": 0, "rows_accepted": 0,
+                                       "rows_quarantined": 0, "fetch": "failed"}
+    assert {f["source"] for f in summary.failed_fetches} == {"hotaisle", "slow", "broken", "vault"}
+    assert summary.rejected_files == []
     offers = set(query(warehouse, "select provider, billing_model, round(usd_per_gpu_hour, 2)::varchar from offers"))
     assert {("digitalocean", "on_demand", "1.99"), ("vultr", "spot", "1.84"),
             ("runpod", "on_demand", "2.49")} <= offers
@@ -155,3 +162,28 @@ def test_url_source_is_read(tmp_path):
     assert (source.url, source.auth_env, source.files()) == ("https://api.vultr.com/v2/plans-metal", "VULTR_API_KEY", [])
     policy = policy_for(source)
     assert (policy.read_timeout_s, policy.attempts, policy.max_bytes) == (5.0, 2, 64 * 2**20)
+
+
+def test_a_fetch_that_raises_is_retried_by_prefect_then_rejected_not_fatal(server, tmp_path, monkeypatch):
+    """Beyond HTTP (handled inside fetch()): an exception (disk, bug) gets the task's retries, then a row."""
+    import flows.refresh as refresh_module
+
+    calls = []
+
+    def broken(source, downloads_dir, now):
+        calls.append(source.name)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(refresh_module, "fetch_url_source", broken)
+    monkeypatch.setattr(refresh_module.fetch_source, "retry_delay_seconds", [0.1, 0.1])
+    sources = write_sources(tmp_path, [
+        {"name": "do", "kind": "quotes", "format": "digitalocean-sizes", "url": server.url("ok", "do.json"),
+         "defaults": {"provider": "digitalocean"}},
+        {"name": "seed", "kind": "quotes", "format": "quote-csv", "defaults": {"currency": "USD"},
+         "path": str(DATA_DIR / "samples" / "quotes" / "seed_000_example.csv")}])
+    state = run_refresh(tmp_path / "w.duckdb", sources)
+    assert state.is_completed(), state.message
+    assert calls == ["do", "do", "do"]  # the first try and two retries
+    [(status, reason)] = query(tmp_path / "w.duckdb", "select status, reason from ingest_manifest where source_name = 'do'")
+    assert status == "rejected" and reason.startswith("FETCH_FAILED: OSError") and "No space left" in reason
+    assert state.result().sources["seed"]["loaded"] == 1

@@ -1,4 +1,4 @@
-"""Download every `url:` source for one refresh; a failing provider becomes a manifest row, never an exception."""
+"""Download one `url:` source for a refresh; a failing provider becomes a manifest row, never an exception."""
 import dataclasses
 import os
 from pathlib import Path, PurePosixPath
@@ -35,22 +35,22 @@ def _failure(source: Source, reason: str, sha256: str, now: str) -> FileOutcome:
                        now, "rejected", reason, 0, 0, 0, None, None)
 
 
-def fetch_url_sources(sources: list[Source], downloads_dir: Path, now: str) -> tuple[list[Fetched], list[FileOutcome]]:
-    """Fetch each url source in turn; return the bodies to land and a rejected outcome per failure."""
-    fetched, failures = [], []
-    for source in (s for s in sources if s.url is not None):
-        token = None
-        if source.auth_env:
-            token = os.environ.get(source.auth_env)
-            if not token:
-                failures.append(_failure(source, f"AUTH_MISSING: environment variable {source.auth_env} is not set",
-                                         "", now))
-                continue
-        # Keep the URL's file extension so the landed name shows what the body is (.json, .csv).
-        suffix = PurePosixPath(urlsplit(source.url).path).suffix[:8]
-        result = fetch(source.url, child(downloads_dir, source.name, f"body{suffix}"), token, policy_for(source))
-        if result.body_path is None:
-            failures.append(_failure(source, result.reason, result.sha256, now))
-        else:
-            fetched.append(Fetched(source.name, result.body_path, result.url))
-    return fetched, failures
+def fetch_url_source(source: Source, downloads_dir: Path, now: str) -> Fetched | FileOutcome:
+    """Fetch one url source: its body to land, or a rejected outcome saying why there is none."""
+    token = None
+    if source.auth_env:
+        token = os.environ.get(source.auth_env)
+        if not token:
+            return _failure(source, f"AUTH_MISSING: environment variable {source.auth_env} is not set", "", now)
+    # Keep the URL's file extension so the landed name shows what the body is (.json, .csv).
+    suffix = PurePosixPath(urlsplit(source.url).path).suffix[:8]
+    result = fetch(source.url, child(downloads_dir, source.name, f"body{suffix}"), token, policy_for(source))
+    if result.body_path is None:
+        return _failure(source, result.reason, result.sha256, now)
+    return Fetched(source.name, result.body_path, result.url)
+
+
+def unexpected_failure(source: Source, exc: BaseException, now: str) -> FileOutcome:
+    """A fetch that raised (a bug, a disk error) after its retries: a rejected outcome, not a failed refresh."""
+    first_line = (str(exc).splitlines() or [""])[0]
+    return _failure(source, f"FETCH_FAILED: {type(exc).__name__}" + (f": {first_line}" if first_line else ""), "", now)

@@ -118,3 +118,33 @@ def _append_line(index: Path, line: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def verify_landed(landed: LandedFile) -> str | None:
+    """Why a landed file (or a companion) no longer holds the bytes it was landed with, or None.
+
+    A changed copy is put back from its original path when that still has the landed content;
+    otherwise the file must not be staged (a tampered landing store is never published).
+    """
+    parts = [(landed.landed_path, landed.file_sha256, landed.original_path)]
+    parts += [(c["landed_path"], c["file_sha256"], c["original_path"]) for c in landed.companions]
+    for landed_path, sha, original in parts:
+        target = Path(landed_path)
+        if _has_sha(target, sha):
+            continue
+        source = Path(original)
+        if "://" not in original and _has_sha(source, sha):
+            tmp = target.with_name(target.name + ".part")
+            shutil.copyfile(source, tmp)
+            os.replace(tmp, target)
+            if _has_sha(target, sha):
+                continue
+        return f"{target.name} in the landing store no longer has sha256 {sha[:12]}… (changed or missing)"
+    return None
+
+
+def _has_sha(path: Path, sha: str) -> bool:
+    try:
+        return sha256_of(path) == sha
+    except OSError:
+        return False

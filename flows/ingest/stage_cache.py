@@ -4,6 +4,9 @@ A scheduled refresh lands a few new files into a store of thousands; staging is 
 (same bytes, source settings, landing time and code → same rows), so only new files are parsed.
 Entries are written whole (a temporary folder renamed into place) and pruned after a refresh
 when no landed file uses them any more (a code or reference-data change makes new keys).
+An entry is used only when it proves itself: its outcome names the file hash its key was made
+from, and every Parquet file still has the sha256 recorded when it was stored. Anything else (a
+mixed-up, half-written or tampered entry) is removed and the file staged again, never published.
 """
 import hashlib
 import json
@@ -13,7 +16,7 @@ import uuid
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from flows.ingest.land import LandedFile
+from flows.ingest.land import LandedFile, sha256_of
 from flows.ingest.stage import FileOutcome
 from provider_eval.paths import PROJECT_ROOT, REFERENCE_DIR
 
@@ -39,29 +42,75 @@ def cache_key(landed: LandedFile, fmt: str, defaults: dict, fingerprint: str) ->
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def lookup(cache_dir: Path, key: str) -> FileOutcome | None:
-    """The staged outcome stored under key, or None (never stored, or a file of it is missing)."""
+class EntryMismatch(Exception):
+    """An outcome offered for storage under a key made from another file (a pairing bug)."""
+
+
+def lookup(cache_dir: Path, key: str, file_sha256: str, problems: list | None = None) -> FileOutcome | None:
+    """The staged outcome stored under key, or None (never stored, incomplete, or failing its checks).
+
+    file_sha256 is the hash of the landed file the key was made from. An entry that exists but
+    fails a check is removed (so the file is staged again) and described in `problems`.
+    """
     entry = cache_dir / key
+    if not entry.is_dir():
+        return None
+    problem = None
     try:
         record = json.loads((entry / OUTCOME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        hashes = record.pop("parquet_sha256")
+        outcome = FileOutcome(**record)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        problem = f"unreadable outcome ({type(exc).__name__})"
+    else:
+        if outcome.file_sha256 != file_sha256:
+            problem = f"outcome of file {outcome.file_sha256[:12]} stored under a key of file {file_sha256[:12]}"
+        else:
+            problem = _check_parquet(entry, outcome, hashes)
+    if problem is not None:
+        if problems is not None:
+            problems.append(f"staged-cache entry {key[:12]}: {problem}; staged again")
+        shutil.rmtree(entry, ignore_errors=True)
         return None
-    outcome = FileOutcome(**record)
     outcome = replace(
         outcome,
         accepted_parquet=_inside(entry, outcome.accepted_parquet),
         quarantine_parquet=_inside(entry, outcome.quarantine_parquet),
         detail_parquets={t: _inside(entry, p) for t, p in outcome.detail_parquets.items()},
     )
+    return outcome
+
+
+def _names(outcome: FileOutcome) -> list[str]:
+    """The Parquet file names an outcome points to."""
     paths = [outcome.accepted_parquet, outcome.quarantine_parquet, *outcome.detail_parquets.values()]
-    return outcome if all(p is None or Path(p).exists() for p in paths) else None
+    return [Path(p).name for p in paths if p is not None]
 
 
-def store(cache_dir: Path, key: str, outcome: FileOutcome) -> FileOutcome:
-    """Move a freshly staged file's Parquet into the cache; returns the outcome pointing there."""
+def _check_parquet(entry: Path, outcome: FileOutcome, hashes: dict) -> str | None:
+    """Why the entry's Parquet files are not the ones stored (missing, extra or changed), or None."""
+    names = _names(outcome)
+    if sorted(names) != sorted(hashes):
+        return "its Parquet files do not match its outcome"
+    for name in names:
+        try:
+            if sha256_of(entry / name) != hashes[name]:
+                return f"{name} changed since it was stored (sha256 mismatch)"
+        except OSError:
+            return f"{name} is missing"
+    return None
+
+
+def store(cache_dir: Path, key: str, file_sha256: str, outcome: FileOutcome) -> FileOutcome:
+    """Move a freshly staged file's Parquet into the cache; returns the outcome pointing there.
+
+    file_sha256 is the hash the key was made from: an outcome of any other file is refused.
+    """
+    if outcome.file_sha256 != file_sha256:
+        raise EntryMismatch(f"outcome of file {outcome.file_sha256} offered under a key of file {file_sha256}")
     entry = cache_dir / key
     if entry.exists():  # same key staged twice in one refresh (never expected): keep the first
-        return lookup(cache_dir, key) or outcome
+        return lookup(cache_dir, key, file_sha256) or outcome
     tmp = cache_dir / f".tmp-{key}-{uuid.uuid4().hex}"
     tmp.mkdir(parents=True)
     try:
@@ -85,6 +134,7 @@ def _fill(tmp: Path, entry: Path, outcome: FileOutcome) -> FileOutcome:
     )
     record = {k: (Path(v).name if k.endswith("_parquet") and v else v) for k, v in asdict(stored).items()}
     record["detail_parquets"] = {t: Path(p).name for t, p in stored.detail_parquets.items()}
+    record["parquet_sha256"] = {name: sha256_of(tmp / name) for name in _names(stored)}
     (tmp / OUTCOME).write_text(json.dumps(record), encoding="utf-8")
     os.replace(tmp, entry)
     return stored

@@ -4,10 +4,11 @@ with manifest as (
 ),
 
 accepted as (
-    -- Every accepted quote row (offer_history keeps one row per distinct content).
+    -- Every accepted quote row (offer_history keeps one row per distinct content), and every loaded
+    -- run (benchmark_runs keeps only current files' runs; superseded versions stay loaded).
     select file_sha256, source_name, count(*) as n from stg_quote_observations group by all
     union all
-    select file_sha256, source_name, count(*) from benchmark_runs group by all
+    select file_sha256, source_name, count(*) from raw_benchmark_runs group by all
     union all
     select file_sha256, source_name, count(*) from stg_model_configs group by all
 ),

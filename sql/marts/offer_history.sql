@@ -1,15 +1,22 @@
 -- One row per distinct observation of an offer × billing option: every price ever seen, with when
 -- and where. The same content delivered again (another file, re-serialised) adds no row: it moves
--- last_observed_at and counts in times_observed.
+-- last_observed_at and counts in times_observed. superseded_by: the content hash of the file
+-- version that replaced the latest file carrying this observation at its path (null while a
+-- current file still carries it; docs/inputs.md).
 with observations as (
-    select * from stg_quote_observations
+    select o.*, f.state as file_state, f.superseded_by as file_superseded_by
+    from stg_quote_observations as o
+    left join stg_file_states as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
 ),
 
 distinct_observations as (
     select
         *,
         max(observed_at) over same_content as last_observed_at,
-        count(*) over same_content as times_observed
+        count(*) over same_content as times_observed,
+        case when not bool_or(coalesce(file_state, 'current') = 'current') over same_content
+            then arg_max(file_superseded_by, observed_at) over same_content end as superseded_by
     from observations
     window same_content as (partition by source_name, observation_hash)
     qualify row_number() over (
@@ -28,7 +35,7 @@ final as (
         source_name, source_file, file_sha256, row_number,
         tier, commitment_term_hours, vram_bytes_stated, observed_at_stated,
         last_observed_at, times_observed, observation_hash,
-        quote_status, requested_on
+        quote_status, requested_on, superseded_by
     from distinct_observations
 )
 

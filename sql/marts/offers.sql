@@ -99,8 +99,9 @@ final as (
         f.support_usd_per_month,
         f.valid_from, f.valid_until, f.observed_at, f.region, f.notes,
         f.rocm_version, f.os, f.kernel, f.amdgpu_driver_version,
-        f.is_expired or f.is_not_yet_valid or f.is_too_old or f.is_age_unknown as is_stale,
+        f.is_not_listed or f.is_expired or f.is_not_yet_valid or f.is_too_old or f.is_age_unknown as is_stale,
         case
+            when f.is_not_listed then 'NOT_LISTED'
             when f.is_expired then 'QUOTE_EXPIRED'
             when f.is_not_yet_valid then 'QUOTE_NOT_YET_VALID'
             when f.is_too_old then 'QUOTE_TOO_OLD'

@@ -2,7 +2,13 @@
 -- and its rates per GPU. The adapters already put every value in its canonical unit (ms, s,
 -- whole-system per-second rates); the per-GPU rates are derived here, once.
 with runs as (
-    select * from raw_benchmark_runs
+    -- Runs of superseded and withdrawn files stop counting (docs/inputs.md); files with no recorded
+    -- version (none in a hand-built warehouse) count.
+    select r.*
+    from raw_benchmark_runs as r
+    left join stg_file_states as f
+        on f.source_name = r.source_name and f.file_sha256 = r.file_sha256
+    where coalesce(f.state, 'current') = 'current'
 ),
 
 final as (
