@@ -90,7 +90,7 @@ def sample_tables(sample_warehouse):
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
     con.execute(f"attach '{sample_warehouse}' as sample (read_only)")
-    for table in ("int_quote_latest", "int_offer_checklist"):
+    for table in ("int_quote_latest", "int_offer_checklist", "ref_price_bands"):
         con.execute(f"create table {table} as select * from sample.{table}")
     return con
 
