@@ -20,7 +20,8 @@ final as (
         validation_id, validation_verdict,
         tier, commitment_term_hours,
         node_count, throughput_source, cost_per_million_units_usd, is_interruptible, utilisation,
-        estimate_basis, also_seen_in, config_id
+        estimate_basis, also_seen_in, config_id,
+        vendor, risk_notes, warnings, quote_age_days, risk_flags
     from costs
 )
 

@@ -147,8 +147,11 @@ final as (
         case when f.is_price_implausible then 'PRICE_IMPLAUSIBLE' end as price_band_reason,
         case when f.is_price_implausible then format(
             '{} $/GPU-h is outside the plausible {} band {} to {} $/GPU-h (data/reference/price_bands.csv)',
-            round(f.usd_per_gpu_hour, 4), f.band_gpu_model, f.band_min_usd, f.band_max_usd) end as price_band_detail
+            round(f.usd_per_gpu_hour, 4), f.band_gpu_model, f.band_min_usd, f.band_max_usd) end as price_band_detail,
+        -- The GPU's vendor from the catalog (data/reference/gpus.csv): AMD or NVIDIA (docs/warehouse.md).
+        g.vendor
     from banded as f
+    left join ref_gpus as g on g.model = f.gpu_model
     left join checklist as c
         on c.source_name = f.source_name and c.provider = f.provider and c.offer_id = f.offer_id
         and c.billing_model = f.billing_model

@@ -26,6 +26,33 @@ configs as (
     window w as (partition by workload_id, throughput_source, base_config_id)
 ),
 
+flagged as (
+    -- The risks a buyer weighs at the decision, as short flags for `rank` (the full sentences are in
+    -- risk_notes): computed here so the CLI only filters and prints (docs/cost-model.md#risk-flags).
+    select
+        *,
+        -- Whole days between the quote's observation and this refresh; null when the quote states no
+        -- date (its observed_at is only when the file landed).
+        case when observed_at_basis != 'landed_at'
+            then datediff('day', observed_at, (select refreshed_at from raw_refresh)) end as quote_age_days
+    from configs
+),
+
+risk_flagged as (
+    select
+        *,
+        list_filter([
+            case when is_interruptible then 'spot' end,
+            case when list_contains(offer_warnings, 'PRICE_OUTLIER') then 'price outlier' end,
+            case when quote_age_days is null then 'undated' else format('{}d old', quote_age_days) end,
+            case when validation_verdict is null then 'unvalidated'
+                when validation_verdict != 'pass' then 'validation ' || validation_verdict end,
+            case when throughput_source = 'estimate' then 'estimate' end,
+            case when node_count > 1 then format('{} nodes', node_count) end
+        ], lambda f: f is not null) as risk_flags
+    from flagged
+),
+
 final as (
     select
         workload_id, offer_id, provider, gpu_model, gpu_count, billing_model,
@@ -49,8 +76,11 @@ final as (
         benchmark_node_count, benchmark_match_detail,
         -- Cross-source de-duplication: the other sources that list the same offer (docs/cost-model.md).
         also_seen_in,
-        config_id
-    from configs
+        config_id,
+        -- Added for the buyer's view (docs/cost-model.md#risk-flags; docs/warehouse.md): the GPU's
+        -- vendor, the offer's warnings, the quote's age and the short risk flags `rank` prints.
+        vendor, offer_warnings as warnings, quote_age_days, risk_flags
+    from risk_flagged
 )
 
 select * from final
