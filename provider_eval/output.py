@@ -3,6 +3,7 @@ import csv
 import datetime as dt
 import io
 import json
+import os
 import sys
 from decimal import Decimal
 
@@ -64,13 +65,16 @@ def _cell_text(value) -> str:
 
 
 def stdout_console() -> Console:
-    """A console for tables: the terminal's width, or wide enough to stay readable in a pipe or log."""
-    return Console() if sys.stdout.isatty() else Console(width=200)
+    """A console for tables: the terminal's width (or $COLUMNS), else wide enough to stay readable in a pipe or log."""
+    if sys.stdout.isatty():
+        return Console()
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 200)
 
 
 def render(columns: list[str], rows: list[tuple], fmt: str, title: str | None = None,
-           headers: dict[str, str] | None = None) -> None:
-    """Print rows in the chosen format to stdout; `headers` relabels columns in table format only."""
+           headers: dict[str, str] | None = None, no_wrap: set[str] = frozenset()) -> None:
+    """Print rows in the chosen format to stdout; `headers` relabels and `no_wrap` keeps columns whole (table only)."""
     if fmt == "json":
         print(json.dumps([{c: _json_value(v) for c, v in zip(columns, row)} for row in rows], indent=2))
     elif fmt == "csv":
@@ -82,7 +86,10 @@ def render(columns: list[str], rows: list[tuple], fmt: str, title: str | None = 
     else:
         table = Table(title=title, show_lines=False, header_style="bold", title_justify="left")
         for c in columns:
-            table.add_column((headers or {}).get(c, c), overflow="fold")
+            # An id meant to be copied (a config id) never wraps; the other columns fold to fit.
+            table.add_column((headers or {}).get(c, c), overflow="fold", no_wrap=c in no_wrap,
+                             min_width=len(max((_table_cell(r[columns.index(c)]) for r in rows), key=len, default=""))
+                             if c in no_wrap else None)
         for row in rows:
             # Text, not str: data is never parsed as console markup ('[b]' in a name stays as written).
             table.add_row(*(Text(_table_cell(v)) for v in row))
