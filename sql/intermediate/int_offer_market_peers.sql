@@ -1,14 +1,21 @@
 -- One row per current offer × billing option (int_quote_latest): what its peers charge per GPU-hour.
 -- provider peers: the provider's other offers (another offer_id) of the same GPU model and billing
--- model, single-GPU ones and all; market peers: every other current price (any provider or source)
--- of the same GPU model and billing model, leave-one-out, in log space (median and 1.4826 × MAD).
+-- model, single-GPU ones and all; market peers: every other offer's current price (any provider) of
+-- the same GPU model and billing model, leave-one-out, in log space (median and 1.4826 × MAD). An
+-- offer listed by several sources is one market peer (its latest observation, as the cost model
+-- picks it), and a hypothetical price (notes starting "hypothetical", seed 000's example) is no
+-- market price: it is neither a peer nor judged against the market (docs/cost-model.md).
 -- Each is a median with some rows left out, computed from ranks (O(n log n)): a self-join of every
 -- offer with every peer grew with the square of the offers per GPU model (5,000 ran out of memory).
 with latest as (
     select
         *,
         row_number() over (order by source_name, provider, offer_id, billing_model, tier,
-            commitment_term_hours) as option_id
+            commitment_term_hours) as option_id,
+        -- The same offer in every source that lists it: the cross-source key the cost model uses.
+        dense_rank() over (order by provider, gpu_model, gpus_per_node, billing_model, tier,
+            commitment_term_hours) as market_key,
+        coalesce(regexp_matches(notes, '^\s*hypothetical\b', 'i'), false) as is_hypothetical
     from int_quote_latest
 ),
 
@@ -83,15 +90,46 @@ provider_medians as (
         and hi.peer_set = p.peer_set and hi.rk = p.q_hi
 ),
 
+market_candidates as (
+    select * from latest where usd_per_gpu_hour > 0 and not is_hypothetical
+),
+
+market_values as (
+    -- The market's prices, one per offer rather than per source: for each offer key, the offers of
+    -- the source the cost model costs it from (latest observation, a dated one first; ties: source).
+    select c.*
+    from market_candidates as c
+    join (
+        select market_key, source_name from market_candidates
+        qualify row_number() over (partition by market_key
+            order by observed_at_basis != 'landed_at' desc, observed_at desc, source_name) = 1
+    ) as w using (market_key, source_name)
+),
+
+own_values as (
+    -- Each judged option leaves out its own offer: itself, or (listed by a source that lost the key)
+    -- the winning source's offer of that key with the same offer id, else its first by offer id.
+    -- Equi-joins only: one key can hold 50,000 offers of one marketplace.
+    select option_id, option_id as value_id from market_values
+    union all
+    select c.option_id, coalesce(same.option_id, first.option_id)
+    from market_candidates as c
+    left join market_values as own on own.option_id = c.option_id
+    left join market_values as same on same.market_key = c.market_key and same.offer_id = c.offer_id
+    left join (
+        select market_key, arg_min(option_id, (offer_id, option_id)) as option_id from market_values group by all
+    ) as first on first.market_key = c.market_key
+    where own.option_id is null
+),
+
 market_ranked as (
-    -- Prices > 0 ranked within their GPU model and billing model; each leaves out itself only.
+    -- Prices > 0 ranked within their GPU model and billing model; each leaves out its own offer only.
     select
         option_id, gpu_model, billing_model, usd_per_gpu_hour::double as usd,
         ln(usd_per_gpu_hour::double) as ln_usd,
         count(*) over (partition by gpu_model, billing_model) as n,
         row_number() over (partition by gpu_model, billing_model order by usd_per_gpu_hour) as rk
-    from latest
-    where usd_per_gpu_hour > 0
+    from market_values
 ),
 
 market_positions as (
@@ -160,8 +198,10 @@ final as (
     left join provider_medians as pa
         on pa.provider = l.provider and pa.gpu_model = l.gpu_model and pa.billing_model = l.billing_model
         and pa.offer_id = l.offer_id and pa.peer_set = 'any'
-    left join market_medians as mm on mm.option_id = l.option_id
-    left join market_mads as md on md.option_id = l.option_id
+    -- Judged against the market: real prices > 0 only, each against every other offer.
+    left join own_values as ov on ov.option_id = l.option_id
+    left join market_medians as mm on mm.option_id = ov.value_id
+    left join market_mads as md on md.option_id = ov.value_id
 )
 
 select * from final
