@@ -3,7 +3,6 @@ import csv
 import datetime as dt
 import io
 import json
-import os
 import sys
 from decimal import Decimal
 
@@ -65,11 +64,8 @@ def _cell_text(value) -> str:
 
 
 def stdout_console() -> Console:
-    """A console for tables: the terminal's width (or $COLUMNS), else wide enough to stay readable in a pipe or log."""
-    if sys.stdout.isatty():
-        return Console()
-    columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 200)
+    """A console for tables: the terminal's width ($COLUMNS where set), or wide enough to stay readable in a pipe or log."""
+    return Console() if sys.stdout.isatty() else Console(width=200)
 
 
 def render(columns: list[str], rows: list[tuple], fmt: str, title: str | None = None,

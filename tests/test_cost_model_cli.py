@@ -176,3 +176,15 @@ def test_readme_demo_excerpt_matches_what_rank_prints(sample_warehouse):
         out = cli("rank", "--workload", workload, "-w", str(sample_warehouse))
         printed = [line.rstrip() for line in (out.stdout + out.stderr).splitlines() if line.strip()]
         assert printed and all(line in excerpt for line in printed), (printed, excerpt)
+
+
+def test_explain_never_says_measured_without_a_measurement(sample_warehouse):
+    # RunPod's 1 × MI300X has no run for the seed task (NO_BENCHMARK): nothing was measured.
+    one = cli("explain", "seed-000-same-task", "runpod/MI300X/1/on_demand", "-w", str(sample_warehouse))
+    assert one.returncode == 0, one.stderr
+    assert "no measurement" in one.stdout and "measured" not in one.stdout.replace("no measurement", "")
+    listed = json.loads(cli("explain", "seed-000-same-task", "-w", str(sample_warehouse), "--format", "json").stdout)
+    for row in listed:
+        assert (row["throughput_source"] == "measured") == bool(row["benchmark_run_ids"]), row["config_id"]
+    assert {r["throughput_source"] for r in listed if "NO_BENCHMARK" in r["exclusion_reasons"]} == {"no measurement"}
+    assert {r["throughput_source"] for r in listed if r["status"] == "ranked"} == {"measured"}
