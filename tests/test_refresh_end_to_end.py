@@ -61,11 +61,14 @@ def test_configurations_without_evidence_stay_visible_with_a_reason(sample_wareh
     # undated catalog row loses to its dated public price point and is not costed).
     assert all(reasons in (["NO_BENCHMARK"], ["NO_BENCHMARK", "QUOTE_AGE_UNKNOWN"])
                for _, _, reasons in excluded)
-    assert {p for p, _, reasons in excluded if "QUOTE_AGE_UNKNOWN" in reasons} == {"runpod"}
+    # ... and so are the undated SkyPilot Vast.ai NVIDIA offers (the NVIDIA baseline, issue 22).
+    assert {p for p, _, reasons in excluded if "QUOTE_AGE_UNKNOWN" in reasons} == {"runpod", "vast.ai"}
     # Requests for quotation (no price yet) are in offers, pending, and not costed.
     pending = query(sample_warehouse, "select distinct provider from offers where pending_reason = 'QUOTE_PENDING'")
     assert {p for (p,) in pending} == {"cherry-servers", "vast.ai", "servermania"}
-    assert not {p for p, _, _ in excluded} & {"cherry-servers", "vast.ai", "servermania"}
+    requested = {o for (o,) in query(sample_warehouse, "select offer_id from offers where pending_reason is not null")}
+    costed = {o for (o,) in query(sample_warehouse, "select offer_id from workload_costs")}
+    assert requested and not requested & costed
     ranked_ids = {r[0] for r in query(sample_warehouse, "select offer_id from rankings "
                                                         "where workload_id = 'seed-000-same-task'")}
     assert ranked_ids == {"seed-000-mi300x-server", "seed-000-mi325x-server", "seed-000-mi350x-server"}
@@ -97,8 +100,9 @@ def test_every_input_row_is_accounted_for(sample_warehouse):
     # quarantined) = 24, plus provider catalogs (docs/formats/catalogs.md): DigitalOcean 5,
     # Vultr 6 + 10, Hot Aisle 1, RunPod 1, gpuhunt/Crusoe 2, SkyPilot DigitalOcean 38 and Lambda 51
     # records = 114, plus 7 low-confidence public price points and 7 requested billing options
-    # (requests for quotation to Cherry Servers, Vast.ai and ServerMania) = 14.
-    assert manifest[0] == 24 + 114 + 14
+    # (requests for quotation to Cherry Servers, Vast.ai and ServerMania) = 14, plus the SkyPilot
+    # Vast.ai catalog's 67 records (NVIDIA baseline, issue 22: 8 H200/B200 accepted).
+    assert manifest[0] == 24 + 114 + 14 + 67
 
 
 def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
