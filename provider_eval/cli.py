@@ -402,7 +402,7 @@ def explain(
         idx = [cols.index(c) for c in shown]
         output.render(shown, [tuple(r[i] for i in idx) for r in rows], "table",
                       title=f"{workload}: every configuration (cost lines: explain {workload} CONFIG)",
-                      headers=headers, no_wrap={"config_id"})
+                      headers=headers)
         if any("NO_BENCHMARK" in (r[cols.index("exclusion_reasons")] or []) for r in rows):
             _print_closest_runs(warehouse_path, workload)
         sens_cols, sens = _query(warehouse_path, f"select {', '.join(SENSITIVITY_COLUMNS)} from ranking_sensitivity "

@@ -29,6 +29,7 @@ INPUTS = {
         "stale_reason": "varchar", "scope_reason": "varchar", "source_name": "varchar", "rocm_version": "varchar",
         "os": "varchar", "kernel": "varchar", "amdgpu_driver_version": "varchar", "fx_rate_date": "date",
         "warnings": "varchar[]", "scope_detail": "varchar", "observed_at_basis": "varchar",
+        "price_band_reason": "varchar", "vendor": "varchar",
     },
     "int_workload_throughput": {
         "workload_id": "varchar", "run_provider": "varchar", "gpu_model": "varchar", "gpu_count": "integer",
@@ -95,9 +96,17 @@ def offer(offer_id, gpu_model="MI300X", price=Decimal("2"), gpus_per_node=1, pri
            "billing_granularity_s": GRANULARITY_S[billing_granularity], "min_term_hours": 0,
            "storage_usd_per_gb_month": 0, "egress_usd_per_gb": 0, "licence_usd_per_hour": 0, "setup_fee_usd": 0,
            "support_usd_per_month": 0, "observed_at": "2026-11-01 00:00:00+00", "observed_at_basis": "row", "is_stale": False,
-           "source_name": "s", "fx_rate_date": "1970-01-01"}
+           "source_name": "s", "fx_rate_date": "1970-01-01", "vendor": _vendor(gpu_model)}
     row.update(extra)
     return row
+
+
+def _vendor(gpu_model: str) -> str | None:
+    """The catalog's vendor of a GPU model (offers.vendor), as the offers mart joins it."""
+    import csv
+
+    with open(REFERENCE_DIR / "gpus.csv", encoding="utf-8") as f:
+        return next((r["vendor"] for r in csv.DictReader(f) if r["model"] == gpu_model), None)
 
 
 def run(workload_id="w", gpu_model="MI300X", units_per_hour=1.0, gpu_count=1, run_provider=None, run_id=None) -> dict:

@@ -73,7 +73,8 @@ def test_bundled_workloads_without_runs_are_excluded_with_their_reasons(sample_w
     # 70B at 128k context fits one MI325X or MI350X, not one MI300X.
     one_gpu = dict(query(sample_warehouse, """select distinct gpu_model, memory_fits from workload_costs
                                               where workload_id = 'llama31-70b-128k-one-gpu' and gpus_per_node = 1"""))
-    assert one_gpu == {"MI300X": False, "MI325X": True, "MI350X": True}
+    # H200 (141 GB, the SkyPilot Vast.ai catalog, issue 22): 70B bf16 weights alone are ~141 GB.
+    assert one_gpu == {"MI300X": False, "MI325X": True, "MI350X": True, "H200": False}
 
 
 def test_utilisation_is_validated_and_defaults_to_one(tmp_path):
@@ -184,7 +185,7 @@ def test_explain_never_says_measured_without_a_measurement(sample_warehouse):
     assert one.returncode == 0, one.stderr
     assert "no measurement" in one.stdout and "measured" not in one.stdout.replace("no measurement", "")
     listed = json.loads(cli("explain", "seed-000-same-task", "-w", str(sample_warehouse), "--format", "json").stdout)
-    for row in listed:
-        assert (row["throughput_source"] == "measured") == bool(row["benchmark_run_ids"]), row["config_id"]
+    for row in listed:  # an estimate lists the measured runs it comes from, and says it is an estimate
+        assert row["throughput_source"] != "measured" or row["benchmark_run_ids"], row["config_id"]
     assert {r["throughput_source"] for r in listed if "NO_BENCHMARK" in r["exclusion_reasons"]} == {"no measurement"}
     assert {r["throughput_source"] for r in listed if r["status"] == "ranked"} == {"measured"}

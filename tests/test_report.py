@@ -65,8 +65,9 @@ def test_report_is_one_self_contained_file(sample_report, sample_warehouse):
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page)
     assert "url(" not in page and "@import" not in page
     # cost bars + cost vs time for each of the three ranked workloads, the memory-fit heatmap of the
-    # bundled model workloads, 3 GPU models' prices
-    assert page.count("<svg") == 10
+    # bundled model workloads, 5 GPU models' prices (MI300X, MI325X, MI350X; NVIDIA H200 and B200
+    # from the SkyPilot Vast.ai catalog since issue 22)
+    assert page.count("<svg") == 12
     assert "No data yet: the memory_fit mart is empty." not in page
     assert "No data yet: no host has been validated" in page
     assert "No per-request latency data yet" in page
@@ -101,7 +102,7 @@ def test_report_covers_sensitivity_and_labelled_estimates(sample_report, sample_
 def test_report_renders_in_headless_chromium(sample_report, tmp_path):
     dom = _chromium(tmp_path, "--dump-dom", sample_report.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert len(re.findall(r"<svg\b", dom.stdout)) == 10
+    assert len(re.findall(r"<svg\b", dom.stdout)) == 12
     assert len(re.findall(r"<(rect|path|text)\b", dom.stdout)) > 100  # the charts drew marks
     assert "provider-eval report" in dom.stdout and "Price history per GPU model" in dom.stdout
     # Chromium reports page errors (script, resource loads) on its log as CONSOLE or Uncaught lines.
@@ -154,7 +155,7 @@ def test_pareto_front_from_request_latency(filled_warehouse):
 
 def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     page = _write_report(filled_warehouse, tmp_path / "filled.html")
-    assert page.count("<svg") == 10  # the memory-fit heatmap is drawn from the bundled workloads' rows too
+    assert page.count("<svg") == 12  # the memory-fit heatmap is drawn from the bundled workloads' rows too
     assert "No data yet: the memory_fit mart is empty." not in page
     # The seed workload has per-request rows now; the two MLPerf-backed workloads still have none.
     assert "median request latency (ms)" in page and page.count("No per-request latency data yet") == 2
@@ -165,7 +166,7 @@ def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     for text in ("fits on 1 GPU", "does not fit", "min 8 GPU"):
         assert text in page
     dom = _chromium(tmp_path, "--dump-dom", (tmp_path / "filled.html").as_uri())
-    assert len(re.findall(r"<svg\b", dom.stdout)) == 10
+    assert len(re.findall(r"<svg\b", dom.stdout)) == 12
 
 
 def test_report_of_an_empty_warehouse_says_so(sample_warehouse, tmp_path):

@@ -278,9 +278,10 @@ final as (
         t.memory_fits, t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids, t.benchmark_node_count,
         t.is_slo_not_met, t.is_perf_implausible, t.benchmark_match_detail, t.throughput_source, t.estimate_basis,
         -- ROCm applies to AMD GPUs only: an NVIDIA offer's stack is not a ROCm question.
-        case when o.vendor = 'AMD' then cc.verdict else 'not_applicable' end as compat_verdict,
-        case when o.vendor = 'AMD' then cc.reasons
-            else [format('{} is an {} GPU: the ROCm compatibility check does not apply', o.gpu_model, o.vendor)]
+        case when o.vendor != 'AMD' then 'not_applicable' else cc.verdict end as compat_verdict,
+        case when o.vendor != 'AMD'
+            then [format('{} is an {} GPU: the ROCm compatibility check does not apply', o.gpu_model, o.vendor)]
+            else cc.reasons
         end as compat_reasons,
         v.validation_id, v.verdict as validation_verdict,
         o.vendor, o.observed_at_basis
