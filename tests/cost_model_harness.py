@@ -125,6 +125,8 @@ def build(workloads=(), offers=(), runs=(), memory=(), compat=(), validations=()
     con.execute(f"create table ref_gpus as select * from read_csv('{REFERENCE_DIR / 'gpus.csv'}', all_varchar=true)")
     con.execute("alter table ref_gpus alter memory_bandwidth_tbps type double")
     con.execute(f"create table ref_fx_rates as select * from read_csv('{REFERENCE_DIR / 'fx_rates.csv'}')")
+    # When the refresh runs (quote ages are counted to it): two weeks after the offers' observed_at.
+    con.execute("create table raw_refresh as select timestamptz '2026-11-15 00:00:00+00' as refreshed_at")
     for name in ("llm_models", "published_throughput_ceilings", "plausibility_limits"):  # PERF_IMPLAUSIBLE
         con.execute(f"create table ref_{name} as select * from read_csv('{REFERENCE_DIR / (name + '.csv')}', header = true)")
     inputs = [("stg_workloads", workloads), ("offers", offers), ("memory_fit", memory), ("compat_checks", compat),
