@@ -245,7 +245,7 @@ def rank(
     if not excluded:
         _fail(f"no workload {workload!r} in the warehouse" if workload else "the warehouse has no workloads",
               ExitCode.USAGE if workload else ExitCode.FAILED)
-    filtered = any(p not in (None, False) for p in params[2:])
+    filtered = any(p is not None and p is not False for p in params[2:])  # --max-quote-age 0 filters too
     for workload_id, n_excluded, unit, reasons in excluded:
         cost_column, headers = _cost_column(unit)
         headers = {**headers, "risk_flags": "flags", "validation_verdict": "validation"}
