@@ -161,13 +161,13 @@ def nvidia_rows(capture: dict[str, str]) -> list[dict]:
 
 def nvidia_host(root: Path, count: int | None = None, *, name: str | None = None, ecc_uncorrected: int = 0,
                 mig: str = "Disabled", extra_fields_supported: bool = True,
-                capture: str = NVIDIA_H100_CAPTURE) -> dict:
+                capture: str = NVIDIA_H100_CAPTURE, **host) -> dict:
     """An NVIDIA node whose stand-in nvidia-smi answers from the captured outputs (first count GPUs).
 
     --query-gpu rows are the captured table's values in the shape `--format=csv,noheader,nounits`
     prints (fields joined by ", ", memory in MiB); name overrides the model name (a different GPU),
     and the extra fields (compute_cap 9.0 is Hopper's, MIG mode and ECC count from -q) can be made
-    unsupported, as on an old driver that rejects an unknown field.
+    unsupported, as on an old driver that rejects an unknown field. host: build_host options (cmdline).
     """
     cap = nvidia_capture(capture)
     rows = nvidia_rows(cap)[:count]
@@ -175,7 +175,7 @@ def nvidia_host(root: Path, count: int | None = None, *, name: str | None = None
     core = "".join(", ".join(name if (name and f == "name") else r[f] for f in fields) + "\n" for r in rows)
     extra = "".join(f"{r['index']}, 9.0, {mig}, {ecc_uncorrected}\n" for r in rows)
     nvcc = (PROBE_OUTPUTS / "nvcc_version_CUDA12.8_ollama-issue-9031.txt").read_text(encoding="utf-8")
-    env = build_host(root, None, rocm_version="", dkms_version=None, extra_tools={"nvcc": nvcc})
+    env = build_host(root, None, rocm_version="", dkms_version=None, extra_tools={"nvcc": nvcc}, **host)
     _write(root / "nvidia-smi" / "table.out", cap["table"])
     _write(root / "nvidia-smi" / "core.out", core)
     _write(root / "nvidia-smi" / "extra.out", extra)

@@ -352,9 +352,12 @@ def parse_nvidia_csv(text, fields):
     rows = []
     for line in (text or "").splitlines():
         cols = [c.strip() for c in line.split(",")]
-        if len(cols) != len(fields) or not cols[0].isdigit():
-            continue  # an error line, a header, or a name with a comma in it: not a row we can trust
-        rows.append({f: (None if c.upper() in ("N/A", "[N/A]", "[NOT SUPPORTED]", "") else c) for f, c in zip(fields, cols)})
+        if len(cols) != len(fields):
+            continue  # an error line, or a name with a comma in it: not a row we can trust
+        row = {f: (None if c.upper() in ("N/A", "[N/A]", "[NOT SUPPORTED]", "") else c) for f, c in zip(fields, cols)}
+        if "index" in row and not (row["index"] or "").isdigit():
+            continue  # a header line (`index, name, …`) or garbage
+        rows.append(row)
     return rows
 
 

@@ -111,9 +111,13 @@ def identify(gpu: dict, ref: Reference) -> tuple[list[str], str]:
     if gpu.get("vendor") == NVIDIA:
         name = gpu.get("market_name")
         resolved = names.resolve_gpu(name)
+        how = f"nvidia-smi name {printable(name, 80)!r}"
         if resolved.gpu_model:
-            return [resolved.gpu_model], f"nvidia-smi name {printable(name, 80)!r}"
-        return [], f"nvidia-smi name {printable(name, 80)!r}: {resolved.reason_code}"
+            return [resolved.gpu_model], how
+        if resolved.reason_code == "GPU_VARIANT_UNKNOWN":  # "NVIDIA H100": SXM, PCIe or NVL, cannot tell
+            variants = names.gpu_names().ambiguous.get(names.parse_gpu(str(name)).core, [])
+            return variants, f"{how} names several variants"
+        return [], f"{how}: {resolved.reason_code}"
     if gpu.get("pci_device_id"):
         models = ref.models_for_device_id(gpu["pci_device_id"])
         if models:
