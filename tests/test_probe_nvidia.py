@@ -103,6 +103,19 @@ def test_old_driver_without_the_newer_fields_still_identifies(tmp_path):
     assert result.verdict == "pass" and "ecc" not in statuses(result)
 
 
+@pytest.mark.parametrize("message, code", [
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+     "NVIDIA driver is installed and running.", "NVIDIA_DRIVER_NOT_LOADED"),       # NVIDIA/nvidia-docker#988
+    ("Failed to initialize NVML: Driver/library version mismatch", "NVIDIA_DRIVER_MISMATCH"),  # shine-cluster#50
+])
+def test_a_broken_driver_is_a_named_failure(tmp_path, message, code):
+    doc = run_probe(fake_host.build_host(tmp_path, None, rocm_version="", dkms_version=None,
+                                         extra_tools={"nvidia-smi": message + "\n"}))
+    assert {code, "NO_GPU_VISIBLE"} <= {f["code"] for f in doc["findings"]}
+    result = decide(doc, H100_8, Reference.load())
+    assert result.verdict == "fail" and statuses(result)[f"finding {code}"] == "fail"
+
+
 # --- verdict rules ----------------------------------------------------------------------------
 
 def test_pass_against_the_quote_and_rocm_checks_not_applicable(tmp_path):

@@ -36,8 +36,10 @@ KNOWN_FAILURES = [
     ("GPU_HANG", re.compile(r"reason :GPU Hang|GPU reset begin!|VRAM is lost due to GPU reset|MODE1 reset")),
     ("UNCORRECTABLE_HW_ERROR", re.compile(r"uncorrectable hardware error")),
     ("XGMI_LINK_ERRORS", re.compile(r"correctable hardware errors detected in xgmi_wafl block")),
-    # nvidia-smi's message when the kernel module is missing or mismatched (NVIDIA/nvidia-docker issues).
-    ("NVIDIA_DRIVER_NOT_LOADED", re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")),
+    # nvidia-smi's messages: kernel module not loaded (NVIDIA/nvidia-docker#988), and user-space library
+    # newer/older than the loaded module after a partial driver upgrade (lyulyul/shine-cluster#50).
+    ("NVIDIA_DRIVER_NOT_LOADED", re.compile(r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver")),
+    ("NVIDIA_DRIVER_MISMATCH", re.compile(r"Failed to initialize NVML: Driver/library version mismatch")),
 ]
 # `nvidia-smi --query-gpu` fields present since long before Hopper; one unknown field fails the whole
 # query, so the newer ones are asked for separately (NVIDIA_EXTRA_FIELDS) and may be missing.

@@ -16,7 +16,7 @@ VRAM_TOLERANCE = 0.97
 # Findings that make a host unusable, and findings that only make the result uncertain.
 FAIL_FINDINGS = {"NO_GPU_VISIBLE", "NOT_AMD", "NO_KFD_ACCESS", "DRIVER_NOT_LOADED", "NO_HIP_GPUS",
                  "NO_BINARY_FOR_GPU", "HSA_OUT_OF_RESOURCES", "GPU_HANG", "UNCORRECTABLE_HW_ERROR",
-                 "NVIDIA_DRIVER_NOT_LOADED"}
+                 "NVIDIA_DRIVER_NOT_LOADED", "NVIDIA_DRIVER_MISMATCH"}
 # Findings about the ROCm stack: on a host quoted with an NVIDIA GPU they do not apply (a note, never a fail).
 AMD_ONLY_FINDINGS = {"NOT_AMD", "NO_KFD_ACCESS", "DRIVER_NOT_LOADED", "NO_HIP_GPUS", "HSA_OUT_OF_RESOURCES",
                      "SRIOV_VF", "MISSING_IOMMU_PT", "INBOX_DRIVER", "XGMI_LINK_ERRORS"}
