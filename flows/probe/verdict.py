@@ -276,10 +276,9 @@ def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems)
             reasons.append(Reason("rocm", "pass", f"ROCm {rocm_version} (≥ {floor} for {quoted_model})"))
 
     # XGMI links on multi-GPU nodes: a disabled link cuts collective bandwidth.
-    links = probe.get("links") or {}
-    if nvidia_quote:
-        pass  # XGMI is AMD's fabric; _nvidia_reasons says the ROCm-side checks do not apply
-    elif links.get("xgmi_disabled"):
+    # XGMI is AMD's fabric: on an NVIDIA quote _nvidia_reasons says the check does not apply.
+    links = {} if nvidia_quote else probe.get("links") or {}
+    if links.get("xgmi_disabled"):
         reasons.append(Reason("links", "fail", f"{links['xgmi_disabled']} XGMI link(s) disabled"))
     elif links.get("xgmi_enabled"):
         reasons.append(Reason("links", "pass", f"{links['xgmi_enabled']} XGMI link(s) enabled, none disabled"))
