@@ -155,6 +155,14 @@ def test_not_amd_finding_does_not_fail_an_nvidia_quote():
     assert decide(doc, {**MI300X_8, "gpus_per_node": 1}, Reference.load()).verdict == "fail"
 
 
+@pytest.mark.parametrize("seen, status", [(8, None), (4, "inconclusive"), (0, "fail")])
+def test_gpus_installed_vs_usable_from_pytorch(tmp_path, seen, status):
+    doc = run_probe(fake_host.nvidia_host(tmp_path))
+    doc["torch"] = {"importable": True, "cuda": "12.8", "hip": None, "available": bool(seen), "device_count": seen,
+                    "devices": []}
+    assert statuses(decide(doc, H100_8, Reference.load())).get("visible_gpus") == status
+
+
 def test_uncorrected_ecc_errors_fail(tmp_path):
     result = decide(run_probe(fake_host.nvidia_host(tmp_path, ecc_uncorrected=3)), H100_8, Reference.load())
     assert result.verdict == "fail" and statuses(result)["ecc"] == "fail"

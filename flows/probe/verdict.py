@@ -324,6 +324,13 @@ def _nvidia_reasons(probe: dict, physical: list[dict], measured: dict) -> list[R
         ("CUDA toolkit (nvcc)", nv.get("nvcc_cuda_version")), ("torch CUDA", torch_facts.get("cuda"))) if value)
     reasons.append(Reason("nvidia_stack", "note", f"found {stack}" if stack else
                           "no driver or CUDA version reported (nvidia-smi banner, nvcc, torch.version.cuda)"))
+    # GPUs installed (nvidia-smi) vs usable from PyTorch: a container given fewer devices, or a CUDA
+    # build the driver cannot run (torch then sees none).
+    seen = torch_facts.get("device_count") if torch_facts.get("importable") and torch_facts.get("cuda") else None
+    if isinstance(seen, int) and not isinstance(seen, bool) and physical and seen < len(physical):
+        reasons.append(Reason("visible_gpus", "fail" if seen == 0 else "inconclusive",
+                              f"PyTorch (CUDA {printable(torch_facts.get('cuda'), 20)}) sees {seen} of the "
+                              f"{len(physical)} GPU(s) nvidia-smi lists"))
     counts = [_number(g.get("ecc_uncorrected_volatile")) for g in physical]
     bad = [(g.get("index"), int(c)) for g, c in zip(physical, counts) if c]
     if bad:
