@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-deps bench serve clean
+.PHONY: setup demo test test-deps bench serve clean device-check
 
 setup: $(STAMP)
 
@@ -36,6 +36,12 @@ test-deps:
 SCALE ?= default
 bench: $(STAMP)
 	$(BIN)/python -m bench.run --scale $(SCALE)
+
+# The probe on this machine as a validation runs it; raw output + provenance into DIR (default $$OUT,
+# else ./device-check-out). System Python, standard library only: no setup needed (docs/validation.md).
+DIR ?=
+device-check:
+	$(PYTHON) -m bench.device_check $(DIR) $(DEVICE_CHECK_ARGS)
 
 # A local Prefect server + worker with the scheduled refresh deployed (docs/production.md).
 serve: $(STAMP)

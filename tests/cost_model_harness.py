@@ -26,7 +26,7 @@ INPUTS = {
         "storage_usd_per_gb_month": "decimal(18, 6)", "egress_usd_per_gb": "decimal(18, 6)",
         "licence_usd_per_hour": "decimal(18, 6)", "setup_fee_usd": "decimal(18, 6)",
         "support_usd_per_month": "decimal(18, 6)", "observed_at": "timestamptz", "is_stale": "boolean",
-        "stale_reason": "varchar", "scope_reason": "varchar", "source_name": "varchar", "rocm_version": "varchar",
+        "stale_reason": "varchar", "scope_reason": "varchar", "price_band_reason": "varchar", "source_name": "varchar", "rocm_version": "varchar",
         "os": "varchar", "kernel": "varchar", "amdgpu_driver_version": "varchar", "fx_rate_date": "date",
         "warnings": "varchar[]", "scope_detail": "varchar", "observed_at_basis": "varchar",
         "price_band_reason": "varchar", "vendor": "varchar",

@@ -1,4 +1,4 @@
-"""Build a fake GPU host for the probe: stand-in amd-smi/rocm-smi/rocminfo on PATH and a sysroot.
+"""Build a fake GPU host for the probe: stand-in amd-smi/rocm-smi/rocminfo/nvidia-smi on PATH and a sysroot.
 
 The values are the real ones captured in tests/fixtures/probe_outputs/ (each noted where used);
 the variants re-shape them the way real tools do (amd-smi 26 `gpu_data` wrapper, duplicated
@@ -6,6 +6,7 @@ documents, CPX partitions, fewer GPUs, another device id).
 """
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -126,6 +127,67 @@ def cpx_host(root: Path) -> dict:
                              partition={"compute_partition": "CPX", "memory_partition": "NPS4", "partition_id": i})
                for i in range(8)]
     return build_host(root, amd_smi_outputs(records, links=[]))
+
+
+# nvidia-smi_H100-SXM-x8_thamada-nvidia-smi_03fbe6e.txt: the plain table (index, name, bus id, MiB,
+# driver/CUDA banner) and -q (PCI "Device Id : 0x233010DE", "MIG Mode Current : Disabled", ECC 0).
+NVIDIA_H100_CAPTURE = "nvidia-smi_H100-SXM-x8_thamada-nvidia-smi_03fbe6e.txt"
+NVIDIA_TABLE_ROW = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(?:On|Off)\s+\|\s+([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.\d)\s")
+NVIDIA_MEMORY = re.compile(r"\d+MiB\s*/\s*(\d+)MiB")
+
+
+def nvidia_capture(name: str = NVIDIA_H100_CAPTURE) -> dict[str, str]:
+    """The verbatim plain table and -q excerpt of a captured nvidia-smi fixture file."""
+    text = (PROBE_OUTPUTS / name).read_text(encoding="utf-8")
+    def part(title):
+        start = text.index(f"## {title}\n") + len(title) + 4
+        return text[start:text.index(f"## end {title}", start)]
+    return {"table": part("nvidia-smi"), "query": part("nvidia-smi -q")}
+
+
+def nvidia_rows(capture: dict[str, str]) -> list[dict]:
+    """Per-GPU values read off the captured table, plus the -q facts every GPU of the node shares."""
+    lines = capture["table"].splitlines()
+    device_id = re.search(r"Device Id\s+:\s+(0x[0-9A-Fa-f]+)", capture["query"]).group(1)
+    driver = re.search(r"Driver Version:\s+(\S+)", capture["table"]).group(1)
+    rows = []
+    for i, line in enumerate(lines):
+        m = NVIDIA_TABLE_ROW.match(line)
+        if m:
+            rows.append({"index": m.group(1), "name": m.group(2), "pci.bus_id": m.group(3), "pci.device_id": device_id,
+                         "memory.total": NVIDIA_MEMORY.search(lines[i + 1]).group(1), "driver_version": driver})
+    return rows
+
+
+def nvidia_host(root: Path, count: int | None = None, *, name: str | None = None, ecc_uncorrected: int = 0,
+                mig: str = "Disabled", extra_fields_supported: bool = True,
+                capture: str = NVIDIA_H100_CAPTURE, **host) -> dict:
+    """An NVIDIA node whose stand-in nvidia-smi answers from the captured outputs (first count GPUs).
+
+    --query-gpu rows are the captured table's values in the shape `--format=csv,noheader,nounits`
+    prints (fields joined by ", ", memory in MiB); name overrides the model name (a different GPU),
+    and the extra fields (compute_cap 9.0 is Hopper's, MIG mode and ECC count from -q) can be made
+    unsupported, as on an old driver that rejects an unknown field. host: build_host options (cmdline).
+    """
+    cap = nvidia_capture(capture)
+    rows = nvidia_rows(cap)[:count]
+    fields = ("index", "name", "pci.bus_id", "pci.device_id", "memory.total", "driver_version")
+    core = "".join(", ".join(name if (name and f == "name") else r[f] for f in fields) + "\n" for r in rows)
+    extra = "".join(f"{r['index']}, 9.0, {mig}, {ecc_uncorrected}\n" for r in rows)
+    nvcc = (PROBE_OUTPUTS / "nvcc_version_CUDA12.8_ollama-issue-9031.txt").read_text(encoding="utf-8")
+    env = build_host(root, None, rocm_version="", dkms_version=None, extra_tools={"nvcc": nvcc}, **host)
+    _write(root / "nvidia-smi" / "table.out", cap["table"])
+    _write(root / "nvidia-smi" / "core.out", core)
+    _write(root / "nvidia-smi" / "extra.out", extra)
+    extra_case = (f"  --query-gpu=index,compute_cap*) exec cat '{root}/nvidia-smi/extra.out' ;;\n"
+                  if extra_fields_supported else
+                  "  --query-gpu=index,compute_cap*) echo 'Field \"compute_cap\" is not a valid field to query.' >&2; exit 2 ;;\n")
+    _executable(root / "bin" / "nvidia-smi",
+                "#!/bin/sh\n# stand-in nvidia-smi: answers from the captured outputs\ncase \"$1\" in\n"
+                f"  --query-gpu=index,name,*) exec cat '{root}/nvidia-smi/core.out' ;;\n{extra_case}"
+                f"  '') exec cat '{root}/nvidia-smi/table.out' ;;\n"
+                "  *) echo \"nvidia-smi: unexpected arguments $*\" >&2; exit 2 ;;\nesac\n")
+    return env
 
 
 def env_for(fake_env: dict) -> dict:

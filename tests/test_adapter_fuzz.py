@@ -67,6 +67,8 @@ SAMPLES = {
     "runpod-gputypes": ("json", [CATALOGS / "runpod_gputypes.json", FIXTURES / "catalogs/runpod_gputypes.json"],
                         {"provider": "runpod"}),
     "vastai-offers": ("json", [FIXTURES / "catalogs/vastai_offers.json"], {"provider": "vastai"}),
+    "model-config": ("json", [FIXTURES / "models/qwen3-30b-a3b_config.json"],
+                     {"model_id": "qwen3-30b-a3b", "hf_repo_id": "Qwen/Qwen3-30B-A3B"}),
     "gpuhunt-catalog": ("text", [CATALOGS / "gpuhunt_crusoe.csv", FIXTURES / "catalogs/gpuhunt_catalog.csv"], {}),
 }
 

@@ -34,7 +34,7 @@ print(json.dumps({"status": out.status, "reason": out.reason, "rows_in": out.row
 """
 
 RUN = {"completed": 10, "duration": 5.0, "request_throughput": 2.0, "output_throughput": 100.0,
-       "total_throughput": 200.0, "server_info": {"model_path": "m", "version": "0.5"}}
+       "total_throughput": 200.0, "server_info": {"model_path": "meta-llama/Llama-3.1-8B-Instruct", "version": "0.5"}}
 
 
 def staged(path: Path, fmt: str, tmp_path: Path) -> dict:

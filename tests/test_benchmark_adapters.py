@@ -345,8 +345,13 @@ def test_sglang_output_details_become_requests(tmp_path):
 finite = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
 
 
+# Throughput per GPU stays below the physical ceiling (IMPLAUSIBLE_VALUE, docs/quarantine.md): for
+# Llama-3.1-8B on MI300X that is ~326k tokens/s per GPU, and the total here is twice the output rate.
+plausible_per_gpu = st.floats(min_value=1e-3, max_value=1e5, allow_nan=False, allow_infinity=False)
+
+
 @settings(max_examples=40, deadline=None)
-@given(per_gpu=finite, tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2]), ttft_s=finite)
+@given(per_gpu=plausible_per_gpu, tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2]), ttft_s=finite)
 def test_inferencex_per_gpu_and_seconds_convert_once(tmp_path_factory, per_gpu, tp, pp, ttft_s):
     doc = {"hw": "mi300x", "tp": tp, "pp": pp, "model": "meta-llama/Llama-3.1-8B-Instruct", "framework": "vllm", "precision": "fp8",
            "num_requests_total": 10, "num_requests_successful": 10,

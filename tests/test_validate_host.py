@@ -242,3 +242,44 @@ def test_a_hostile_host_over_ssh_is_inconclusive_and_printed_clean(tmp_path, key
     # The probe itself reads a NaN size as "not reported"; it never becomes a size that passes.
     assert ("vram", "inconclusive") in {(c["check"], c["status"]) for c in saved["checks"]}, saved["reasons"]
     assert saved["measured"]["vram_bytes_per_gpu_min"] is None
+
+
+# --- NVIDIA hosts over SSH (stand-in nvidia-smi serving the captured H100 SXM x8 outputs) -------
+
+NVIDIA_OFFER = "test-nvidia-h100-sxm-8"
+
+
+@pytest.fixture(scope="module")
+def nvidia_warehouse(tmp_path_factory, sample_warehouse) -> Path:
+    """The sample warehouse plus one H100 SXM x 8 offer (the sample quotes list AMD offers only)."""
+    import duckdb
+
+    path = tmp_path_factory.mktemp("validated-nvidia") / "provider_eval.duckdb"
+    shutil.copy(sample_warehouse, path)
+    with duckdb.connect(str(path)) as con:
+        con.execute("insert into offers by name select ? as offer_id, 'test-provider' as provider, "
+                    "'H100 SXM' as gpu_model, 8 as gpus_per_node", [NVIDIA_OFFER])
+    return path
+
+
+def test_nvidia_host_matching_its_quote_passes_over_ssh(tmp_path, keys, nvidia_warehouse):
+    with host_with(tmp_path, keys, fake_host.nvidia_host(tmp_path / "host")) as server:
+        done = cli(*cli_args(server, NVIDIA_OFFER, nvidia_warehouse, "--format", "json"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(done.stdout)
+    assert record["verdict"] == "pass", record["reasons"]
+    assert "PASS gpu_model: every GPU is a H100 SXM (by the nvidia-smi name, read by flows/ingest/names.py)" in record["reasons"]
+    assert "PASS vram: at least 85520809984 bytes per GPU (catalog 80 GB, tolerance 3 %)" in record["reasons"]
+    # The ROCm-side checks say they do not apply; none of them fails or blocks the verdict.
+    notes = {c["check"]: c for c in record["checks"] if c["message"].startswith("not applicable")}
+    assert set(notes) == {"rocm", "links", "software_stack"} and {c["status"] for c in notes.values()} == {"note"}
+    assert record["measured"]["nvidia_driver_version"] == "565.57.01"
+
+
+def test_nvidia_host_quoted_as_mi300x_names_the_gpu_and_its_memory(tmp_path, keys, warehouse):
+    with host_with(tmp_path, keys, fake_host.nvidia_host(tmp_path / "host")) as server:
+        done = cli(*cli_args(server, EIGHT_GPU_OFFER, warehouse, "--format", "json"))
+    assert done.returncode == 1, done.stderr
+    record = json.loads(done.stdout)
+    assert "FAIL gpu_model: quote says MI300X, host has H100 SXM" in record["reasons"]
+    assert any(r.startswith("FAIL vram: smallest GPU has 85520809984 bytes; a MI300X has 192 GB") for r in record["reasons"])

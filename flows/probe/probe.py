@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""On-host probe: collect GPU/ROCm/OS facts and print one versioned JSON document (stdlib only).
+"""On-host probe: collect GPU/ROCm/CUDA/OS facts and print one versioned JSON document (stdlib only).
 
 Runs on the rented host with the system Python 3 (sent over SSH on stdin). Every external tool
 runs under a deadline with bounded output, so the probe always finishes and always prints JSON.
@@ -36,7 +36,15 @@ KNOWN_FAILURES = [
     ("GPU_HANG", re.compile(r"reason :GPU Hang|GPU reset begin!|VRAM is lost due to GPU reset|MODE1 reset")),
     ("UNCORRECTABLE_HW_ERROR", re.compile(r"uncorrectable hardware error")),
     ("XGMI_LINK_ERRORS", re.compile(r"correctable hardware errors detected in xgmi_wafl block")),
+    # nvidia-smi's messages: kernel module not loaded (NVIDIA/nvidia-docker#988), and user-space library
+    # newer/older than the loaded module after a partial driver upgrade (lyulyul/shine-cluster#50).
+    ("NVIDIA_DRIVER_NOT_LOADED", re.compile(r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver")),
+    ("NVIDIA_DRIVER_MISMATCH", re.compile(r"Failed to initialize NVML: Driver/library version mismatch")),
 ]
+# `nvidia-smi --query-gpu` fields present since long before Hopper; one unknown field fails the whole
+# query, so the newer ones are asked for separately (NVIDIA_EXTRA_FIELDS) and may be missing.
+NVIDIA_FIELDS = ("index", "name", "pci.bus_id", "pci.device_id", "memory.total", "driver_version")
+NVIDIA_EXTRA_FIELDS = ("index", "compute_cap", "mig.mode.current", "ecc.errors.uncorrected.volatile.total")
 
 VF_DEVICE_IDS = {"0x74b5"}
 RUNNING_TOOLS = set()  # process group ids of tools running now (each tool gets its own group)
@@ -341,6 +349,61 @@ def parse_rvs_gst(text):
     return results
 
 
+def parse_nvidia_csv(text, fields):
+    """Rows of `nvidia-smi --query-gpu=… --format=csv,noheader,nounits` as dicts ("[N/A]"/"N/A" → None)."""
+    rows = []
+    for line in (text or "").splitlines():
+        cols = [c.strip() for c in line.split(",")]
+        if len(cols) != len(fields):
+            continue  # an error line, or a name with a comma in it: not a row we can trust
+        row = {f: (None if c.upper() in ("N/A", "[N/A]", "[NOT SUPPORTED]", "") else c) for f, c in zip(fields, cols)}
+        if "index" in row and not (row["index"] or "").isdigit():
+            continue  # a header line (`index, name, …`) or garbage
+        rows.append(row)
+    return rows
+
+
+def parse_nvidia_gpus(core_text, extra_text=""):
+    """NVIDIA GPUs from the two --query-gpu calls; memory.total is MiB (81559 MiB = 85520809984 B on H100)."""
+    extra = {r["index"]: r for r in parse_nvidia_csv(extra_text, NVIDIA_EXTRA_FIELDS)}
+    gpus = []
+    for r in parse_nvidia_csv(core_text, NVIDIA_FIELDS):
+        more = extra.get(r["index"], {})
+        # pci.device_id is device << 16 | vendor: 0x233010DE is 10de:2330 (nvidia-smi -q "Device Id").
+        combined = hex_id(r["pci.device_id"])
+        device = "0x%04x" % (int(combined, 16) >> 16) if combined and len(combined) > 6 else None
+        ecc = more.get("ecc.errors.uncorrected.volatile.total")
+        gpus.append({
+            "index": int(r["index"]),
+            "vendor": "NVIDIA",
+            "bdf": (r["pci.bus_id"] or "").lower() or None,
+            "pci_device_id": device,
+            "market_name": r["name"],
+            "vram_bytes": to_bytes(r["memory.total"], "MIB"),
+            "driver_version": r["driver_version"],
+            "compute_capability": more.get("compute_cap"),
+            "mig_mode": more.get("mig.mode.current"),
+            "ecc_uncorrected_volatile": int(ecc) if ecc and ecc.isdigit() else None,
+        })
+    return gpus
+
+
+def parse_nvidia_smi_header(text):
+    """Driver and CUDA versions from plain `nvidia-smi`'s banner (R610+ says "KMD Version"/"CUDA UMD Version")."""
+    line = next((l for l in (text or "").splitlines() if "NVIDIA-SMI" in l and "Version" in l), "")
+    driver = re.search(r"(?:Driver|KMD) Version:\s*([0-9][0-9.]*)", line)
+    cuda = re.search(r"CUDA(?: UMD)? Version:\s*([0-9][0-9.]*)", line)
+    return {"smi_version_line": line.strip(" |") or None,
+            "driver_version": driver.group(1) if driver else None,
+            "cuda_driver_version": cuda.group(1) if cuda else None}
+
+
+def parse_nvcc_version(text):
+    """The CUDA toolkit release from `nvcc --version` ("Cuda compilation tools, release 12.8, V12.8.61")."""
+    m = re.search(r"release ([0-9]+\.[0-9]+)", text or "")
+    return m.group(1) if m else None
+
+
 def deep_checks(gpus):
     """rccl-tests all_reduce_perf and RVS gst, only when installed on the host."""
     out = {}
@@ -399,7 +462,8 @@ try:
     for i in range(out["device_count"]):
         p = torch.cuda.get_device_properties(i)
         out["devices"].append({"index": i, "name": p.name, "gcn_arch_name": getattr(p, "gcnArchName", None),
-                               "total_memory_bytes": int(p.total_memory)})
+                               "total_memory_bytes": int(p.total_memory),
+                               "compute_capability": "%s.%s" % (p.major, p.minor)})
     if out["device_count"] and "--bench" in sys.argv:
         dev = torch.device("cuda", 0)
         n = 8192
@@ -454,9 +518,9 @@ def driver_version(amdsmi_version):
     return None, None
 
 
-def pick_gpus(static, rocm_smi, rocminfo):
-    """The first tool that enumerated GPUs wins: amd-smi, then rocm-smi, then rocminfo."""
-    for source, gpus in (("amd-smi", static), ("rocm-smi", rocm_smi), ("rocminfo", rocminfo)):
+def pick_gpus(static, rocm_smi, rocminfo, nvidia=()):
+    """The first tool that enumerated GPUs wins: amd-smi, then rocm-smi, then rocminfo, then nvidia-smi."""
+    for source, gpus in (("amd-smi", static), ("rocm-smi", rocm_smi), ("rocminfo", rocminfo), ("nvidia-smi", nvidia)):
         if gpus:
             return source, gpus
     return None, []
@@ -486,7 +550,21 @@ def collect(bench=True, deep=False):
         rocm_smi = parse_rocm_smi_json(tool("rocm-smi", ["rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"])["stdout"])
     if not static and not rocm_smi:
         rocminfo = parse_rocminfo(tool("rocminfo", ["rocminfo"])["stdout"])
-    source, gpus = pick_gpus(static, rocm_smi, rocminfo)
+    nvidia_gpus, nvidia = [], {}
+    if not static and not rocm_smi and not rocminfo:
+        query = tool("nvidia-smi --query-gpu", ["nvidia-smi", "--query-gpu=" + ",".join(NVIDIA_FIELDS),
+                                                "--format=csv,noheader,nounits"])
+        if not query["missing"]:
+            extra = tool("nvidia-smi --query-gpu extra", ["nvidia-smi", "--query-gpu=" + ",".join(NVIDIA_EXTRA_FIELDS),
+                                                          "--format=csv,noheader,nounits"])
+            nvidia_gpus = parse_nvidia_gpus(query["stdout"], extra["stdout"])
+            nvidia = parse_nvidia_smi_header(tool("nvidia-smi", ["nvidia-smi"])["stdout"])
+            nvcc = tool("nvcc --version", ["nvcc", "--version"])
+            nvidia["nvcc_cuda_version"] = None if nvcc["missing"] else parse_nvcc_version(nvcc["stdout"])
+            if not nvidia.get("driver_version") and nvidia_gpus:
+                nvidia["driver_version"] = nvidia_gpus[0].get("driver_version")
+    source, gpus = pick_gpus(static, rocm_smi, rocminfo, nvidia_gpus)
+    amd_gpus = [] if source == "nvidia-smi" else gpus
     by_index = {g.get("index"): g for g in listed}
     for g in gpus:
         extra = by_index.get(g.get("index"), {})
@@ -507,19 +585,20 @@ def collect(bench=True, deep=False):
     deep_results = deep_checks(gpus) if deep else {}
 
     if not gpus and not (torch_facts.get("device_count") or 0):
-        finding(findings, "NO_GPU_VISIBLE", "no GPU was enumerated by amd-smi, rocm-smi, rocminfo or PyTorch")
-    if any(g.get("pci_device_id") in VF_DEVICE_IDS for g in gpus):
+        finding(findings, "NO_GPU_VISIBLE", "no GPU was enumerated by amd-smi, rocm-smi, rocminfo, nvidia-smi or PyTorch")
+    if any(g.get("pci_device_id") in VF_DEVICE_IDS for g in amd_gpus):
         finding(findings, "SRIOV_VF", "GPUs are SR-IOV virtual functions (PCI 0x74b5): HIP enumeration must be checked separately")
-    if gpus and "iommu=pt" not in cmdline.split():
+    if amd_gpus and "iommu=pt" not in cmdline.split():
         finding(findings, "MISSING_IOMMU_PT", 'kernel command line lacks "iommu=pt" (RCCL warns of instability or hangs)', cmdline)
     if drv_kind == "inbox":
         finding(findings, "INBOX_DRIVER", "amdgpu is the kernel's in-box driver (no DKMS version), outside AMD's validated driver window")
-    if torch_facts.get("importable") and torch_facts.get("hip") is None and torch_facts.get("cuda"):
+    # On a host nvidia-smi enumerated, a CUDA PyTorch is expected (the verdict compares the GPUs with the quote).
+    if torch_facts.get("importable") and torch_facts.get("hip") is None and torch_facts.get("cuda") and not nvidia_gpus:
         finding(findings, "NOT_AMD", "PyTorch is a CUDA build (torch.version.cuda=%s): the visible GPUs are not AMD" % torch_facts.get("cuda"))
     if torch_facts.get("timed_out"):
         finding(findings, "TORCH_TIMED_OUT", "the PyTorch probe did not finish within %ss" % TORCH_TIMEOUT_S)
     scan_known_failures(findings, torch_facts.get("error", "") + "\n" + torch_facts.get("stderr_tail", ""))
-    if gpus and torch_facts.get("importable") and torch_facts.get("hip") and not torch_facts.get("device_count"):
+    if amd_gpus and torch_facts.get("importable") and torch_facts.get("hip") and not torch_facts.get("device_count"):
         finding(findings, "NO_HIP_GPUS", "amd-smi sees GPUs but PyTorch (HIP) enumerates none")
 
     return {
@@ -532,6 +611,7 @@ def collect(bench=True, deep=False):
         "rocm": {"version_file": rocm_file.strip() if rocm_file else None,
                  "amdsmi_rocm_version": versions.get("rocm_version"), "amdsmi_version": versions.get("amdsmi_version"),
                  "amdgpu_driver_version": drv, "amdgpu_driver_kind": drv_kind},
+        "nvidia": nvidia,
         "gpus": gpus,
         "gpu_source": source,
         "partition": partition,

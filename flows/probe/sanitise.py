@@ -15,13 +15,14 @@ ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07
                              r"|\x1b[@-_]?")
 # The containers decide() reads, and what each must be; anything else is dropped with a reason.
 SHAPES = {"findings": list, "gpus": list, "host": dict, "links": dict, "partition": dict, "rocm": dict,
-          "torch": dict, "deep": dict, "tools": dict}
+          "torch": dict, "deep": dict, "tools": dict, "nvidia": dict}
 LIST_OF_DICTS = {("findings",), ("gpus",), ("torch", "devices"), ("deep", "rvs_gst", "results")}
 # Leaves decide() compares or groups by: a value of another type is dropped (as if not reported).
 TEXT, WHOLE = (str,), (int,)
 GPU_LEAVES = {"bdf": TEXT, "gfx_target": TEXT, "pci_device_id": TEXT, "market_name": TEXT, "product_name": TEXT,
               "driver_version": TEXT, "compute_partition": TEXT, "memory_partition": TEXT, "index": WHOLE,
-              "partition_id": (int, str), "vram_bytes": WHOLE}
+              "partition_id": (int, str), "vram_bytes": WHOLE, "vendor": TEXT, "mig_mode": TEXT,
+              "ecc_uncorrected_volatile": WHOLE}
 LEAVES = {("rocm", "version_file"): TEXT, ("rocm", "amdsmi_rocm_version"): TEXT,
           ("links", "xgmi_enabled"): WHOLE, ("links", "xgmi_disabled"): WHOLE,
           ("partition", "compute"): (list,), ("partition", "memory"): (list,),

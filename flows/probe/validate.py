@@ -57,7 +57,9 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
     probe, hostile = (sanitise.parse_probe_output(result.stdout) if not (result.timed_out or result.truncated)
                       else (None, []))
     decided = verdict.decide(probe, quote, reference or verdict.Reference.load(), problems, hostile)
-    if probe and decided.measured.get("gpu_models") == [quote["gpu_model"]]:
+    # AMD's ROCm matrix only; for an NVIDIA quote the verdict already notes it as not applicable.
+    if probe and decided.measured.get("gpu_models") == [quote["gpu_model"]] \
+            and decided.measured.get("quoted_vendor") != verdict.NVIDIA:
         _check_software_stack(decided, probe, quote["gpu_model"])
 
     directory = evidence.validations_dir(warehouse_path)

@@ -1,4 +1,4 @@
-"""Compare what the probe measured with the quote, the GPU catalog and AMD's acceptance floors."""
+"""Compare what the probe measured with the quote, the GPU catalog and the acceptance floors (AMD and NVIDIA)."""
 import csv
 import math
 import re
@@ -15,7 +15,12 @@ PROBE_SCHEMA = "provider-eval.probe/1"
 VRAM_TOLERANCE = 0.97
 # Findings that make a host unusable, and findings that only make the result uncertain.
 FAIL_FINDINGS = {"NO_GPU_VISIBLE", "NOT_AMD", "NO_KFD_ACCESS", "DRIVER_NOT_LOADED", "NO_HIP_GPUS",
-                 "NO_BINARY_FOR_GPU", "HSA_OUT_OF_RESOURCES", "GPU_HANG", "UNCORRECTABLE_HW_ERROR"}
+                 "NO_BINARY_FOR_GPU", "HSA_OUT_OF_RESOURCES", "GPU_HANG", "UNCORRECTABLE_HW_ERROR",
+                 "NVIDIA_DRIVER_NOT_LOADED", "NVIDIA_DRIVER_MISMATCH"}
+# Findings about the ROCm stack: on a host quoted with an NVIDIA GPU they do not apply (a note, never a fail).
+AMD_ONLY_FINDINGS = {"NOT_AMD", "NO_KFD_ACCESS", "DRIVER_NOT_LOADED", "NO_HIP_GPUS", "HSA_OUT_OF_RESOURCES",
+                     "SRIOV_VF", "MISSING_IOMMU_PT", "INBOX_DRIVER", "XGMI_LINK_ERRORS"}
+NVIDIA = "NVIDIA"
 INCONCLUSIVE_FINDINGS = {"TOOL_TIMED_OUT", "TORCH_TIMED_OUT", "PROBE_CRASHED"}
 # Micro-benchmark checks in acceptance_thresholds.csv → the probe's measured field.
 BENCH_CHECKS = {"gemm_bf16_8192": "gemm_bf16_8192_tflops", "hbm_copy": "hbm_copy_gbps"}
@@ -98,7 +103,21 @@ def _version_tuple(text: str | None) -> tuple[int, ...] | None:
 
 
 def identify(gpu: dict, ref: Reference) -> tuple[list[str], str]:
-    """Catalog candidates for one GPU: by PCI device id, else by gfx target (never by name)."""
+    """Catalog candidates for one GPU: AMD by PCI device id, else gfx target (never by name); NVIDIA by its name.
+
+    nvidia-smi's name is the product name the driver reads from the board ("NVIDIA H100 80GB HBM3");
+    the catalog has no NVIDIA PCI ids, so the one name resolver (flows/ingest/names.py) maps it.
+    """
+    if gpu.get("vendor") == NVIDIA:
+        name = gpu.get("market_name")
+        resolved = names.resolve_gpu(name)
+        how = f"nvidia-smi name {printable(name, 80)!r}"
+        if resolved.gpu_model:
+            return [resolved.gpu_model], how
+        if resolved.reason_code == "GPU_VARIANT_UNKNOWN":  # "NVIDIA H100": SXM, PCIe or NVL, cannot tell
+            variants = names.gpu_names().ambiguous.get(names.parse_gpu(str(name)).core, [])
+            return variants, f"{how} names several variants"
+        return [], f"{how}: {resolved.reason_code}"
     if gpu.get("pci_device_id"):
         models = ref.models_for_device_id(gpu["pci_device_id"])
         if models:
@@ -150,16 +169,25 @@ def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems)
         reasons.append(Reason("probe", "inconclusive", f"no probe document of schema {PROBE_SCHEMA} came back (got {got!r})"))
         return Verdict("inconclusive", reasons, measured)
 
+    nvidia_quote = (ref.catalog(quote["gpu_model"]) or {}).get("vendor") == NVIDIA
+    measured["quoted_vendor"] = NVIDIA if nvidia_quote else "AMD"
     findings = {f["code"]: f for f in probe.get("findings") or []}
     for code, f in findings.items():
         status = "fail" if code in FAIL_FINDINGS else "inconclusive" if code in INCONCLUSIVE_FINDINGS else "note"
-        reasons.append(Reason(f"finding {printable(code, 40)}", status, printable(f.get("message", ""))))
+        message = printable(f.get("message", ""))
+        if nvidia_quote and code in AMD_ONLY_FINDINGS:
+            status, message = "note", f"not applicable to an NVIDIA host ({message})"
+        reasons.append(Reason(f"finding {printable(code, 40)}", status, message))
 
     quoted_model, quoted_count = quote["gpu_model"], int(quote["gpus_per_node"])
     gpus = probe.get("gpus") or []
     torch_facts = probe.get("torch") or {}
     if not gpus and torch_facts.get("device_count") and torch_facts.get("hip"):
         gpus = [{"index": d["index"], "gfx_target": (d.get("gcn_arch_name") or "").split(":")[0] or None,
+                 "vram_bytes": d.get("total_memory_bytes")} for d in torch_facts.get("devices", [])]
+    elif not gpus and torch_facts.get("device_count") and torch_facts.get("cuda"):
+        # No nvidia-smi on PATH (a container without the utils): torch.cuda's device names and sizes.
+        gpus = [{"index": d["index"], "vendor": NVIDIA, "market_name": d.get("name"),
                  "vram_bytes": d.get("total_memory_bytes")} for d in torch_facts.get("devices", [])]
     physical = physical_gpus(gpus)
 
@@ -177,13 +205,16 @@ def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems)
     measured["gpu_models"] = sorted(found_models)
     # The marketing name is never the identity (a VF or a renamed board), but a name the shared
     # resolver reads as another catalog model is worth saying (flows/ingest/names.py).
-    named = {names.resolve_gpu(g["market_name"]).gpu_model for g in physical if g.get("market_name")} - {None}
+    named = {names.resolve_gpu(g["market_name"]).gpu_model for g in physical
+             if g.get("market_name") and g.get("vendor") != NVIDIA} - {None}
     if named and named != found_models and found_models <= {g["model"] for g in ref.gpus}:
         reasons.append(Reason("gpu_model", "note",
                               f"the tools' marketing name reads as {', '.join(sorted(named))}; "
                               f"the PCI device id / gfx target says {', '.join(sorted(found_models))}"))
+    by_what = ("by the nvidia-smi name, read by flows/ingest/names.py" if physical and
+               all(g.get("vendor") == NVIDIA for g in physical) else "by PCI device id / gfx target")
     if found_models == {quoted_model}:
-        reasons.append(Reason("gpu_model", "pass", f"every GPU is a {quoted_model} (by PCI device id / gfx target)"))
+        reasons.append(Reason("gpu_model", "pass", f"every GPU is a {quoted_model} ({by_what})"))
     elif found_models:
         reasons.append(Reason("gpu_model", "fail", f"quote says {quoted_model}, host has {', '.join(sorted(found_models))}"))
 
@@ -205,6 +236,11 @@ def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems)
         reasons.append(Reason("partition", "inconclusive",
                               f"GPUs are partitioned ({', '.join(measured['partition_modes']) or 'mode unknown'}, "
                               f"{len(gpus)} logical devices on {len(physical)} GPU(s)); benchmarks assume SPX/NPS1"))
+
+    mig = [g.get("index") for g in physical if str(g.get("mig_mode") or "").lower() == "enabled"]
+    if mig:
+        reasons.append(Reason("partition", "inconclusive", f"MIG mode is Enabled on GPU(s) {mig}: CUDA sees MIG "
+                                                           "instances, not whole GPUs; memory and benchmarks assume whole GPUs"))
 
     # VRAM per GPU vs the catalog, with the documented tolerance.
     catalog = ref.catalog(quoted_model)
@@ -228,7 +264,9 @@ def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems)
     rocm_version = rocm.get("version_file") or rocm.get("amdsmi_rocm_version")
     measured["rocm_version"] = rocm_version
     floor = ref.rocm_floors.get(quoted_model)
-    if floor and physical:
+    if nvidia_quote:
+        reasons.extend(_nvidia_reasons(probe, physical, measured))
+    elif floor and physical:
         have, need = _version_tuple(rocm_version), _version_tuple(floor)
         if have is None:
             reasons.append(Reason("rocm", "inconclusive", "ROCm version not found (/opt/rocm/.info/version, amd-smi version)"))
@@ -238,7 +276,8 @@ def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems)
             reasons.append(Reason("rocm", "pass", f"ROCm {rocm_version} (≥ {floor} for {quoted_model})"))
 
     # XGMI links on multi-GPU nodes: a disabled link cuts collective bandwidth.
-    links = probe.get("links") or {}
+    # XGMI is AMD's fabric: on an NVIDIA quote _nvidia_reasons says the check does not apply.
+    links = {} if nvidia_quote else probe.get("links") or {}
     if links.get("xgmi_disabled"):
         reasons.append(Reason("links", "fail", f"{links['xgmi_disabled']} XGMI link(s) disabled"))
     elif links.get("xgmi_enabled"):
@@ -267,6 +306,39 @@ def _decide(probe: dict | None, quote: dict, ref: Reference, transport_problems)
     statuses = {r.status for r in reasons}
     verdict = "fail" if "fail" in statuses else "inconclusive" if "inconclusive" in statuses else "pass"
     return Verdict(verdict, reasons, measured)
+
+
+def _nvidia_reasons(probe: dict, physical: list[dict], measured: dict) -> list[Reason]:
+    """An NVIDIA host: driver and CUDA versions as found, ECC errors, and the ROCm checks marked not applicable."""
+    nv = probe.get("nvidia") or {}
+    torch_facts = probe.get("torch") or {}
+    measured["nvidia_driver_version"] = nv.get("driver_version")
+    measured["cuda_driver_version"] = nv.get("cuda_driver_version")
+    measured["cuda_toolkit_version"] = nv.get("nvcc_cuda_version")
+    reasons = [Reason(check, "note", f"not applicable: {why}") for check, why in (
+        ("rocm", "an NVIDIA host runs CUDA, not ROCm (validation_rocm_floors.csv covers AMD GPUs only)"),
+        ("links", "XGMI links are AMD's; NVLink is not checked yet"),
+        ("software_stack", "the compatibility matrix (compat_checks) is AMD's ROCm matrix"))]
+    stack = ", ".join(f"{label} {printable(value, 40)}" for label, value in (
+        ("driver", nv.get("driver_version")), ("CUDA (driver)", nv.get("cuda_driver_version")),
+        ("CUDA toolkit (nvcc)", nv.get("nvcc_cuda_version")), ("torch CUDA", torch_facts.get("cuda"))) if value)
+    reasons.append(Reason("nvidia_stack", "note", f"found {stack}" if stack else
+                          "no driver or CUDA version reported (nvidia-smi banner, nvcc, torch.version.cuda)"))
+    # GPUs installed (nvidia-smi) vs usable from PyTorch: a container given fewer devices, or a CUDA
+    # build the driver cannot run (torch then sees none).
+    seen = torch_facts.get("device_count") if torch_facts.get("importable") and torch_facts.get("cuda") else None
+    if isinstance(seen, int) and not isinstance(seen, bool) and physical and seen < len(physical):
+        reasons.append(Reason("visible_gpus", "fail" if seen == 0 else "inconclusive",
+                              f"PyTorch (CUDA {printable(torch_facts.get('cuda'), 20)}) sees {seen} of the "
+                              f"{len(physical)} GPU(s) nvidia-smi lists"))
+    counts = [_number(g.get("ecc_uncorrected_volatile")) for g in physical]
+    bad = [(g.get("index"), int(c)) for g, c in zip(physical, counts) if c]
+    if bad:
+        reasons.append(Reason("ecc", "fail", "uncorrected ECC errors since the driver loaded "
+                                             f"(ecc.errors.uncorrected.volatile.total): {bad}"))
+    elif physical and all(c == 0 for c in counts):
+        reasons.append(Reason("ecc", "pass", "no uncorrected ECC errors on any GPU since the driver loaded"))
+    return reasons
 
 
 def _deep_reasons(deep: dict, model: str, count: int, ref: Reference, measured: dict) -> list[Reason]:
