@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flows.ingest.adapters import ADAPTERS
-from flows.ingest.adapters.base import FileContext, FileRejected
-from flows.ingest.land import sha256_of
+from flows.ingest.adapters.base import FileRejected
 from flows.ingest.validate import validate_frame
 from models import CONTRACTS
+from tests.adapter_context import file_context
 from tests.benchmark_files import detailed_vllm_result, small_vllm_result, write_json
 from tests.conftest import FIXTURES
 
@@ -24,9 +24,7 @@ SYSTEM_JSON = MLPERF / "systems" / "8xMI300X_2xEPYC-9374F.json"
 
 def parse(fmt: str, path: Path, defaults: dict | None = None, companions: dict | None = None):
     """Run a format's adapter the way stage.py does; the accepted rows must satisfy the contract."""
-    ctx = FileContext(path=path, source_name="t", original_name=path.name, file_sha256=sha256_of(path),
-                      first_seen_at="2026-01-01T00:00:00+00:00", defaults=defaults or {},
-                      original_path=str(path), companions=companions or {})
+    ctx = file_context(path, defaults, companions)
     result = ADAPTERS[fmt].parse(ctx)
     accepted, rejects = validate_frame(result.accepted, CONTRACTS[ADAPTERS[fmt].table])
     assert rejects.height == 0, rejects

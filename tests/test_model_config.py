@@ -6,12 +6,11 @@ import shutil
 import pytest
 
 from flows.ingest.adapters import ADAPTERS
-from flows.ingest.adapters.base import FileContext
 from flows.ingest.adapters.model_config import architecture, parameter_count
-from flows.ingest.land import sha256_of
 from flows.ingest.validate import validate_frame
 from models import CONTRACTS
 from provider_eval.paths import REFERENCE_DIR
+from tests.adapter_context import file_context
 from tests.conftest import FIXTURES, query, run_refresh, write_sources
 
 QWEN3 = FIXTURES / "models" / "qwen3-30b-a3b_config.json"
@@ -20,8 +19,7 @@ YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 
 
 
 def parse(path, defaults):
-    ctx = FileContext(path=path, source_name="qwen3", original_name=path.name, file_sha256=sha256_of(path),
-                      first_seen_at="2026-01-01T00:00:00+00:00", defaults=defaults, original_path=str(path))
+    ctx = file_context(path, defaults, source_name="qwen3")
     result = ADAPTERS["model-config"].parse(ctx)
     accepted, rejects = validate_frame(result.accepted, CONTRACTS["model_configs"])
     assert rejects.height == 0, rejects

@@ -7,9 +7,8 @@ import polars as pl
 import pytest
 
 from flows.ingest.adapters import quote_csv
-from flows.ingest.adapters.base import FileContext
-from flows.ingest.land import sha256_of
 from provider_eval.paths import DATA_DIR
+from tests.adapter_context import file_context
 from tests.conftest import FIXTURES, query, run_refresh, write_sources
 
 CASES = FIXTURES / "quotes" / "observed_at"
@@ -17,8 +16,7 @@ LANDED = "2026-11-30T08:00:00+00:00"
 
 
 def _parse(path: Path, defaults: dict, original_path: str = "") -> pl.DataFrame:
-    ctx = FileContext(path=path, source_name="s", original_name=path.name, file_sha256=sha256_of(path),
-                      first_seen_at=LANDED, defaults=defaults, original_path=original_path or str(path))
+    ctx = file_context(path, defaults, source_name="s", first_seen_at=LANDED, original_path=original_path or None)
     result = quote_csv.parse(ctx)
     assert result.quarantined.height == 0, result.quarantined
     return result.accepted.sort("row_number")

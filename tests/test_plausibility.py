@@ -9,12 +9,11 @@ import polars as pl
 import pytest
 
 from flows.ingest.adapters import ADAPTERS
-from flows.ingest.adapters.base import FileContext
-from flows.ingest.land import sha256_of
 from flows.ingest.validate import validate_frame
 from models import CONTRACTS
 from models.plausibility import limit
 from provider_eval.paths import DATA_DIR
+from tests.adapter_context import file_context
 from tests.conftest import FIXTURES
 
 BENCH = FIXTURES / "benchmarks"
@@ -25,9 +24,7 @@ SYSTEM = Path("closed/AMD/systems/8xMI300X_2xEPYC-9374F.json")
 
 def _stage(fmt: str, path: Path, defaults: dict | None = None, companions: dict | None = None):
     """Adapter then contract, as flows/ingest/stage.py runs them: (accepted, every quarantined row)."""
-    ctx = FileContext(path=path, source_name="t", original_name=path.name, file_sha256=sha256_of(path),
-                      first_seen_at="2026-11-30T00:00:00+00:00", defaults=defaults or {},
-                      original_path=str(path), companions=companions or {})
+    ctx = file_context(path, defaults, companions, first_seen_at="2026-11-30T00:00:00+00:00")
     result = ADAPTERS[fmt].parse(ctx)
     accepted, rejected = validate_frame(result.accepted, CONTRACTS[ADAPTERS[fmt].table])
     quarantined = pl.concat([result.quarantined, rejected])
