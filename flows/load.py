@@ -1,4 +1,4 @@
-"""Load reference data, staged Parquet and the manifest into a new (unpublished) warehouse file."""
+"""Load reference data (schema `ref`), staged Parquet and the manifest (schema `raw`) into a new warehouse file."""
 import csv
 from dataclasses import asdict
 from pathlib import Path
@@ -32,27 +32,30 @@ def contract_schema(contract: type[pa.DataFrameModel]) -> dict:
 
 
 def _load_parquet(con: duckdb.DuckDBPyConnection, table: str, files: list[str], schema: dict) -> None:
+    """raw.<table> with the given columns, filled from the Parquet files (none: empty)."""
+    con.execute("create schema if not exists raw")
     empty = pl.DataFrame(schema=schema)
     con.register("__empty", empty.to_arrow())
-    con.execute(f'create table "{table}" as select * from __empty')
+    con.execute(f'create table raw."{table}" as select * from __empty')
     con.unregister("__empty")
     if files:
         # union_by_name: files are read by column name, never by position.
-        con.execute(f'insert into "{table}" by name select * from read_parquet(?, union_by_name = true)', [files])
+        con.execute(f'insert into raw."{table}" by name select * from read_parquet(?, union_by_name = true)', [files])
 
 
 def load_empty(con: duckdb.DuckDBPyConnection, table: str, contract: type[pa.DataFrameModel]) -> None:
-    """An empty table shaped by a contract (a raw table no file fed, for one-row SQL checks)."""
+    """An empty raw.<table> shaped by a contract (a raw table no file fed, for one-row SQL checks)."""
     _load_parquet(con, table, [], contract_schema(contract))
 
 
 def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path) -> list[str]:
-    """Every CSV in data/reference becomes a ref_<stem> table."""
+    """Every CSV in data/reference becomes a table ref.<stem>."""
     names = []
+    con.execute("create schema if not exists ref")
     for path in sorted(reference_dir.glob("*.csv")):
-        name = f"ref_{path.stem}"
+        name = path.stem
         options = f"header = true, sample_size = -1{_text_types(path)}"
-        con.execute(f'create table "{name}" as select * from read_csv(?, {options})', [str(path)])
+        con.execute(f'create table ref."{name}" as select * from read_csv(?, {options})', [str(path)])
         names.append(name)
     return names
 
@@ -69,24 +72,24 @@ def _text_types(path: Path) -> str:
 
 def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], workloads_parquet: Path,
                 refreshed_at: str, file_versions: list[dict] = ()) -> None:
-    """Create the raw_* tables the SQL models read (file_versions: flows.ingest.versions.version_rows)."""
+    """Create the raw.* tables the SQL models read (file_versions: flows.ingest.versions.version_rows)."""
     for table, contract in CONTRACTS.items():
         files = [o.accepted_parquet for o in outcomes if o.table == table and o.accepted_parquet]
         files += [o.detail_parquets[table] for o in outcomes if table in o.detail_parquets]
-        _load_parquet(con, f"raw_{table}", files, contract_schema(contract))
+        _load_parquet(con, table, files, contract_schema(contract))
     quarantine_files = [o.quarantine_parquet for o in outcomes if o.quarantine_parquet]
-    _load_parquet(con, "raw_quarantine", quarantine_files, QUARANTINE_SCHEMA)
+    _load_parquet(con, "quarantine", quarantine_files, QUARANTINE_SCHEMA)
     manifest = pl.DataFrame(
         [{k: v for k, v in asdict(o).items() if k in MANIFEST_SCHEMA} for o in outcomes],
         schema=MANIFEST_SCHEMA,
     )
     con.register("__manifest", manifest.to_arrow())
-    con.execute("create table raw_ingest_manifest as select * from __manifest")
+    con.execute("create table raw.ingest_manifest as select * from __manifest")
     con.unregister("__manifest")
     versions = pl.DataFrame([{k: r[k] for k in FILE_VERSIONS_SCHEMA} for r in file_versions],
                             schema=FILE_VERSIONS_SCHEMA)
     con.register("__versions", versions.to_arrow())
-    con.execute("create table raw_file_versions as select * from __versions")
+    con.execute("create table raw.file_versions as select * from __versions")
     con.unregister("__versions")
-    con.execute(f"create table raw_workloads as select * from read_parquet(?)", [str(workloads_parquet)])
-    con.execute("create table raw_refresh as select ?::timestamptz as refreshed_at", [refreshed_at])
+    con.execute("create table raw.workloads as select * from read_parquet(?)", [str(workloads_parquet)])
+    con.execute("create table raw.refresh as select ?::timestamptz as refreshed_at", [refreshed_at])

@@ -1,4 +1,4 @@
-"""Load hardware-validation evidence records into raw_hardware_validations."""
+"""Load hardware-validation evidence records into raw.hardware_validations."""
 import datetime as dt
 import hashlib
 import json
@@ -87,9 +87,9 @@ def _row(record: dict, path: str) -> dict:
 
 
 def load_validations(con: duckdb.DuckDBPyConnection, directory: Path) -> list[tuple[str, str]]:
-    """Create raw_hardware_validations from directory's records; quarantine and return (file, reason) for unusable ones.
+    """Create raw.hardware_validations from directory's records; quarantine and return (file, reason) for unusable ones.
 
-    Needs raw_quarantine (load_staged) to exist: each unusable record adds one row there with EVIDENCE_INVALID.
+    Needs raw.quarantine (load_staged) to exist: each unusable record adds one row there with EVIDENCE_INVALID.
     """
     records, rejected = read_records(directory) if Path(directory).is_dir() else ([], [])
     rows = []
@@ -102,13 +102,13 @@ def load_validations(con: duckdb.DuckDBPyConnection, directory: Path) -> list[tu
             rows.append(row)
     frame = pl.DataFrame(rows, schema=VALIDATION_SCHEMA, strict=True)
     con.register("__validations", frame.to_arrow())
-    con.execute("create table raw_hardware_validations as select * from __validations")
+    con.execute("create table raw.hardware_validations as select * from __validations")
     con.unregister("__validations")
     if rejected:
         quarantined = pl.DataFrame([_quarantine_row(path, reason) for path, reason in rejected],
                                    schema=QUARANTINE_SCHEMA)
         con.register("__bad_evidence", quarantined.to_arrow())
-        con.execute("insert into raw_quarantine by name select * from __bad_evidence")
+        con.execute("insert into raw.quarantine by name select * from __bad_evidence")
         con.unregister("__bad_evidence")
     return rejected
 

@@ -23,8 +23,8 @@ from flows.task_runners import make_task_runner
 from flows.load import load_reference, load_staged
 from flows.load_validations import load_validations, validation_benchmark_sources
 from flows.quality.gate import quality_gate
-from provider_eval import sql_models, warehouse
-from provider_eval.errors import ProviderEvalError, RefreshFailed, SqlModelError
+from provider_eval import sql_layer, warehouse
+from provider_eval.errors import ProviderEvalError, RefreshFailed
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
 
 PUBLIC_TABLES = (
@@ -178,16 +178,15 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
         load_staged(con, outcomes, workloads_parquet, now, file_versions)
         for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
             get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
-        try:
-            builds = sql_models.build_models(con, Path(sql_dir))
-        except SqlModelError as exc:
-            return str(build_path), str(exc)
-        get_run_logger().info("built %d SQL models in %.1f s (slowest: %s)", len(builds),
-                              sum(b.seconds for b in builds), sql_models.slowest(builds))
-        failures = sql_models.run_checks(con, Path(sql_dir))
-    if failures:
-        lines = [f"  {f.name}: {f.rows} offending row(s), e.g. {f.sample[0]}" for f in failures]
-        return str(build_path), "checks failed:\n" + "\n".join(lines)
+    log = get_run_logger()
+    built = sql_layer.build(build_path, Path(sql_dir), Path(build_dir) / "dbt", warehouse.BUILD_MEMORY_LIMIT,
+                            Path(build_dir) / "spill", on_node=lambda n: log.debug("%s %s: %s", n.resource_type, n.name, n.status))
+    for node in built.nodes:
+        log.debug("%s %s %s in %.2f s", node.resource_type, node.name, node.status, node.seconds)
+    if built.problem:
+        return str(build_path), built.problem
+    log.info("built %d SQL models and passed %d checks in %.1f s (slowest: %s)", len(built.models),
+             len(built.nodes) - len(built.models), sum(n.seconds for n in built.nodes), sql_layer.slowest(built.models))
     return str(build_path), None
 
 

@@ -22,8 +22,8 @@ FINITE_MAX = 1.7976931348623157e308
 # Each canonical (staged) table and the public mart that holds its accepted rows one-for-one.
 # Where each canonical table's accepted rows land one-for-one. offer_history collapses repeated
 # identical observations (times_observed), so quotes are counted at staging, as the SQL check does.
-ACCEPTED_ROWS_MART = {"quote_observations": "stg_quote_observations", "benchmark_runs": "benchmark_runs",
-                     "model_configs": "stg_model_configs"}
+ACCEPTED_ROWS_MART = {"quote_observations": "staging.stg_quote_observations", "benchmark_runs": "benchmark_runs",
+                     "model_configs": "staging.stg_model_configs"}
 
 
 @dataclass
@@ -164,15 +164,15 @@ def row_count_suites(con: duckdb.DuckDBPyConnection) -> list[Suite]:
     # benchmark_runs keeps the runs of current files only (superseded and withdrawn files stop counting).
     expected = dict(con.execute("""
         select m."table", sum(m.rows_accepted)::bigint
-        from raw_ingest_manifest as m
-        left join stg_file_states as f on f.source_name = m.source_name and f.file_sha256 = m.file_sha256
+        from raw.ingest_manifest as m
+        left join staging.stg_file_states as f on f.source_name = m.source_name and f.file_sha256 = m.file_sha256
         where m.status = 'loaded' and (m."table" != 'benchmark_runs' or coalesce(f.state, 'current') = 'current')
         group by all""").fetchall())
     quarantined = con.execute(
-        "select coalesce(sum(rows_quarantined), 0)::bigint from raw_ingest_manifest where status = 'loaded'"
+        "select coalesce(sum(rows_quarantined), 0)::bigint from raw.ingest_manifest where status = 'loaded'"
     ).fetchone()[0]
     suites = [
-        Suite(name=f"{mart}_row_count", table=mart, frame_sql=f'select 1 as row from "{mart}"',
+        Suite(name=f"{mart.split('.')[-1]}_row_count", table=mart, frame_sql=f"select 1 as row from {mart}",
               expectations=[gxe.ExpectTableRowCountToEqual(
                   value=int(expected.get(canonical, 0)),
                   meta={"why": f"rows accepted from {canonical} files in ingest_manifest (rows in minus quarantined)"})])
@@ -190,6 +190,6 @@ def row_count_suites(con: duckdb.DuckDBPyConnection) -> list[Suite]:
 def all_suites(con: duckdb.DuckDBPyConnection, now: dt.datetime) -> list[Suite]:
     """The gate's suites for the warehouse behind this connection."""
     bands = con.execute(
-        "select gpu_model, min_usd_per_gpu_hour::double, max_usd_per_gpu_hour::double from ref_price_bands"
+        "select gpu_model, min_usd_per_gpu_hour::double, max_usd_per_gpu_hour::double from ref.price_bands"
     ).fetchall()
     return [rankings_suite(), estimate_rankings_suite(), ranking_sensitivity_suite(), offers_suite(bands, now), offer_history_suite(now), *row_count_suites(con)]

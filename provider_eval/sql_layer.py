@@ -1,0 +1,147 @@
+"""Run the dbt project under sql/ on a warehouse file: build models and data tests, report each one."""
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from provider_eval.errors import SqlModelError
+
+# dbt keeps global state (flags, adapters) per process: one invocation at a time.
+_DBT_LOCK = threading.Lock()
+# Statuses a node may end with in a build that may be published.
+_OK = {"success", "pass", "no-op"}
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One model or data test dbt ran: its name, kind, status, seconds and dbt's message."""
+
+    name: str
+    resource_type: str
+    status: str
+    seconds: float
+    message: str | None
+    failures: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether this node lets the build be published."""
+        return self.status in _OK
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """Every node of one `dbt build`, in the order they finished, and the problem if any failed."""
+
+    nodes: list[NodeResult]
+    problem: str | None
+
+    @property
+    def models(self) -> list[NodeResult]:
+        """The models built (not the tests)."""
+        return [n for n in self.nodes if n.resource_type == "model"]
+
+
+def write_profile(work_dir: Path, database: Path, memory_limit: str, spill_dir: Path | None, threads: int = 1) -> Path:
+    """A profiles.yml for one database file (dbt-duckdb), with bounded memory and times in UTC."""
+    settings = {"TimeZone": "UTC", "memory_limit": memory_limit}
+    if spill_dir is not None:
+        settings["temp_directory"] = str(spill_dir)
+    profile = {"provider_eval": {"target": "build", "outputs": {"build": {
+        "type": "duckdb", "path": str(database), "schema": "main", "threads": threads, "settings": settings,
+    }}}}
+    work_dir.mkdir(parents=True, exist_ok=True)
+    (work_dir / "profiles.yml").write_text(yaml.safe_dump(profile), encoding="utf-8")
+    return work_dir
+
+
+def _args(command: str, sql_dir: Path, work_dir: Path) -> list[str]:
+    # No usage statistics, no version check, no console output (the caller logs each node), and
+    # every file dbt writes goes into work_dir, never into sql/.
+    return ["--no-send-anonymous-usage-stats", "--no-version-check", "--log-level", "none",
+            "--log-level-file", "info", "--log-path", str(work_dir / "logs"),
+            command, "--project-dir", str(sql_dir), "--profiles-dir", str(work_dir),
+            "--target-path", str(work_dir / "target")]
+
+
+def invoke(command: str, sql_dir: Path, work_dir: Path, extra: list[str] = (),
+           on_node: Callable[[NodeResult], None] | None = None):
+    """Run one dbt command in this process; returns dbt's result object (raises on a dbt crash)."""
+    from dbt.cli.main import dbtRunner  # dbt's import costs ~1 s: only when the SQL layer runs
+
+    def callback(event) -> None:
+        if on_node is not None and event.info.name == "NodeFinished":
+            info = event.data.node_info
+            on_node(NodeResult(info.node_name, info.resource_type, info.node_status, 0.0, None))
+
+    with _DBT_LOCK:
+        try:
+            result = dbtRunner(callbacks=[callback]).invoke(_args(command, sql_dir, work_dir) + list(extra))
+        finally:
+            _close_duckdb()
+    if result.exception is not None:
+        raise SqlModelError(f"dbt {command} could not run: {result.exception}") from None
+    return result
+
+
+def _close_duckdb() -> None:
+    """Close the database dbt-duckdb keeps open for the process after a run.
+
+    Its cached instance would otherwise hold the file, and this process's next connection with other
+    settings (the quality gate, publishing) would be refused.
+    """
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    with DuckDBConnectionManager._LOCK:
+        env, DuckDBConnectionManager._ENV = DuckDBConnectionManager._ENV, None
+        if env is not None:
+            env.close()
+
+
+def _node_results(run_result) -> list[NodeResult]:
+    out = []
+    for r in run_result.results if run_result is not None else []:
+        status = str(getattr(r.status, "value", r.status))
+        out.append(NodeResult(r.node.name, r.node.resource_type, status, float(r.execution_time or 0.0),
+                              r.message, getattr(r, "failures", None)))
+    return out
+
+
+def describe_failures(nodes: list[NodeResult]) -> str | None:
+    """One line per failed model or test, naming it (None when every node passed)."""
+    bad = [n for n in nodes if not n.ok and n.status != "skipped"]
+    if not bad:
+        return None
+    skipped = [n.name for n in nodes if n.status == "skipped"]
+    lines = []
+    for n in bad:
+        what = "SQL model" if n.resource_type == "model" else "check"
+        detail = f"{n.failures} offending row(s)" if n.status == "fail" and n.failures else (n.message or n.status)
+        lines.append(f"  {what} {n.name} {n.status}: {' '.join(str(detail).split())}")
+    if skipped:
+        lines.append(f"  {len(skipped)} node(s) skipped because of it: {', '.join(sorted(skipped)[:8])}"
+                     + (" …" if len(skipped) > 8 else ""))
+    return "SQL build failed:\n" + "\n".join(lines)
+
+
+def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spill_dir: Path | None = None,
+          on_node: Callable[[NodeResult], None] | None = None) -> BuildResult:
+    """`dbt build` (models, then the data tests on them) on database; every node's outcome, named."""
+    write_profile(work_dir, database, memory_limit, spill_dir)
+    result = invoke("build", sql_dir, work_dir, ["--exclude-resource-type", "unit_test"], on_node)
+    nodes = _node_results(result.result)
+    return BuildResult(nodes, describe_failures(nodes) if not result.success or any(not n.ok for n in nodes) else None)
+
+
+def slowest(nodes: list[NodeResult], n: int = 3) -> str:
+    """The n slowest models as 'name 1.2 s, …' for a progress line."""
+    top = sorted(nodes, key=lambda b: b.seconds, reverse=True)[:n]
+    return ", ".join(f"{b.name} {b.seconds:.1f} s" for b in top)
+
+
+def read_manifest(target_dir: Path) -> dict:
+    """dbt's manifest.json of a run (compiled SQL, dependencies, columns)."""
+    return json.loads((target_dir / "manifest.json").read_text(encoding="utf-8"))

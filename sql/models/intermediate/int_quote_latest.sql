@@ -1,0 +1,108 @@
+-- One row per offer × billing option (billing model, tier, commitment term) per source: its latest
+-- observation, as every model about the current state of quotes reads it. Observations of current
+-- files win; an option the current files no longer list keeps its last listed observation, flagged
+-- is_not_listed once two successful reads in a row went without it (docs/inputs.md, availability).
+-- Options seen only in withdrawn files are no longer current (offer_history keeps them). Among the
+-- observations that count, a dated one (observed_at_basis other than landed_at) always wins over an
+-- undated one, however recent the undated file landed: its observed_at is only when it arrived.
+with observations as (
+    select o.*, coalesce(f.state, 'current') as file_state, o.observed_at_basis != 'landed_at' as is_dated
+    from {{ ref('stg_quote_observations') }} as o
+    left join {{ ref('stg_file_states') }} as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
+    where coalesce(f.state, 'current') != 'withdrawn'
+),
+
+latest_times as (
+    -- When each offer was last seen (dated observations first): an aggregate over narrow columns.
+    -- Ranking the wide history rows directly sorted all 10M of them (22 s at bench scale); only ties
+    -- are ranked below.
+    select
+        source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
+        bool_or(file_state = 'current') as is_listed_now,
+        -- Current files first, then dated observations, then the latest time.
+        case when bool_or(file_state = 'current') then bool_or(is_dated and file_state = 'current')
+            else bool_or(is_dated) end as is_dated,
+        case when bool_or(file_state = 'current') then coalesce(
+                max(observed_at) filter (where file_state = 'current' and is_dated),
+                max(observed_at) filter (where file_state = 'current'))
+            else coalesce(max(observed_at) filter (where is_dated), max(observed_at)) end as observed_at
+    from observations
+    group by all
+),
+
+latest as (
+    select o.* exclude (is_dated), l.is_listed_now
+    from observations as o
+    join latest_times as l
+        on l.source_name = o.source_name and l.provider = o.provider and l.offer_id = o.offer_id
+        and l.billing_model = o.billing_model and l.tier is not distinct from o.tier
+        and l.commitment_term_hours is not distinct from o.commitment_term_hours
+        and l.observed_at = o.observed_at and l.is_dated = o.is_dated
+        and (o.file_state = 'current' or not l.is_listed_now)
+    -- Seen twice at the same time: the row's own date before a source default, then the first file
+    -- (by hash) and row, as before.
+    qualify row_number() over (
+        partition by o.source_name, o.provider, o.offer_id, o.billing_model, o.tier, o.commitment_term_hours
+        order by o.observed_at_basis != 'row', o.file_sha256, o.row_number
+    ) = 1
+),
+
+unlisted_paths as (
+    -- Each option no current file lists, at each present path where it was listed: the number of
+    -- the last version there that listed it.
+    select
+        o.source_name, o.provider, o.offer_id, o.billing_model, o.tier, o.commitment_term_hours,
+        v.original_path, max(v.version) as last_listed_version
+    from observations as o
+    join latest as l
+        on l.source_name = o.source_name and l.provider = o.provider and l.offer_id = o.offer_id
+        and l.billing_model = o.billing_model and l.tier is not distinct from o.tier
+        and l.commitment_term_hours is not distinct from o.commitment_term_hours
+        and not l.is_listed_now
+    join {{ ref('stg_file_versions') }} as v
+        on v.source_name = o.source_name and v.file_sha256 = o.file_sha256
+    where exists (
+        select 1 from {{ ref('stg_file_versions') }} as c
+        where c.source_name = v.source_name and c.original_path = v.original_path and c.state = 'current')
+    group by all
+),
+
+counted_versions as (
+    -- Versions that count as a successful read: a rejected file (a broken catalog body) is no evidence.
+    select v.source_name, v.original_path, v.version, v.reads
+    from {{ ref('stg_file_versions') }} as v
+    where not exists (
+        select 1 from {{ source('raw', 'ingest_manifest') }} as m
+        where m.source_name = v.source_name and m.file_sha256 = v.file_sha256 and m.status = 'rejected')
+),
+
+unlisted as (
+    -- Successful reads since the option was last listed, at the path that went without it the least.
+    select source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
+        min(reads_without) as reads_without
+    from (
+        select
+            u.source_name, u.provider, u.offer_id, u.billing_model, u.tier, u.commitment_term_hours,
+            u.original_path, coalesce(sum(c.reads), 0) as reads_without
+        from unlisted_paths as u
+        left join counted_versions as c
+            on c.source_name = u.source_name and c.original_path = u.original_path
+            and c.version > u.last_listed_version
+        group by all
+    )
+    group by all
+),
+
+final as (
+    select
+        l.* exclude (file_state, is_listed_now),
+        coalesce(r.reads_without >= 2, false) as is_not_listed
+    from latest as l
+    left join unlisted as r
+        on r.source_name = l.source_name and r.provider = l.provider and r.offer_id = l.offer_id
+        and r.billing_model = l.billing_model and r.tier is not distinct from l.tier
+        and r.commitment_term_hours is not distinct from l.commitment_term_hours
+)
+
+select * from final

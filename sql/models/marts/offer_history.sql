@@ -1,0 +1,42 @@
+-- One row per distinct observation of an offer × billing option: every price ever seen, with when
+-- and where. The same content delivered again (another file, re-serialised) adds no row: it moves
+-- last_observed_at and counts in times_observed. superseded_by: the content hash of the file
+-- version that replaced the latest file carrying this observation at its path (null while a
+-- current file still carries it; docs/inputs.md).
+with observations as (
+    select o.*, f.state as file_state, f.superseded_by as file_superseded_by
+    from {{ ref('stg_quote_observations') }} as o
+    left join {{ ref('stg_file_states') }} as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
+),
+
+distinct_observations as (
+    select
+        *,
+        max(observed_at) over same_content as last_observed_at,
+        count(*) over same_content as times_observed,
+        case when not bool_or(coalesce(file_state, 'current') = 'current') over same_content
+            then arg_max(file_superseded_by, observed_at) over same_content end as superseded_by
+    from observations
+    window same_content as (partition by source_name, observation_hash)
+    qualify row_number() over (
+        partition by source_name, observation_hash
+        order by observed_at, file_sha256, row_number
+    ) = 1
+),
+
+final as (
+    select
+        offer_id, provider, gpu_model, gpu_name_raw, gpus_per_node, billing_model,
+        price_amount, currency, price_unit, price_scope,
+        usd_per_gpu_hour, usd_per_node_hour, fx_rate_date, hours_per_month,
+        observed_at, valid_from, valid_until, region, notes,
+        rocm_version, os, kernel, amdgpu_driver_version,
+        source_name, source_file, file_sha256, row_number,
+        tier, commitment_term_hours, vram_bytes_stated, observed_at_stated,
+        last_observed_at, times_observed, observation_hash,
+        quote_status, requested_on, superseded_by
+    from distinct_observations
+)
+
+select * from final

@@ -1,0 +1,130 @@
+-- One row per workload × ranked configuration: the break-even price at which a challenger would
+-- overtake the leader (for the leader: the price at which the runner-up would overtake it), and
+-- the configuration's rank and cost per completed unit at 30 / 60 / 100 % utilisation.
+with ranked as (
+    select * from {{ ref('rankings') }}
+),
+
+costs as (
+    select * from {{ ref('workload_costs') }} where status = 'ranked'
+),
+
+scenario_costs as (
+    select * from {{ ref('int_workload_cost_lines') }}
+    where status = 'ranked' and throughput_source = 'measured' and utilisation_scenario != 'declared'
+),
+
+scenario_ranks as (
+    select
+        workload_id, source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
+        utilisation_scenario, cost_per_unit_usd,
+        row_number() over (
+            partition by workload_id, utilisation_scenario
+            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model,
+                tier nulls first, commitment_term_hours nulls first, source_name
+        ) as scenario_rank
+    from scenario_costs
+),
+
+pivoted as (
+    select
+        workload_id, source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
+        max(scenario_rank) filter (where utilisation_scenario = '30pct') as rank_at_30pct,
+        max(scenario_rank) filter (where utilisation_scenario = '60pct') as rank_at_60pct,
+        max(scenario_rank) filter (where utilisation_scenario = '100pct') as rank_at_100pct,
+        max(cost_per_unit_usd) filter (where utilisation_scenario = '30pct') as cost_per_unit_usd_at_30pct,
+        max(cost_per_unit_usd) filter (where utilisation_scenario = '60pct') as cost_per_unit_usd_at_60pct,
+        max(cost_per_unit_usd) filter (where utilisation_scenario = '100pct') as cost_per_unit_usd_at_100pct
+    from scenario_ranks
+    group by all
+),
+
+joined as (
+    select
+        r.*,
+        c.gpus_per_node,
+        -- Only the compute line moves with the price; the other lines stay as they are.
+        c.total_cost_usd - c.compute_cost_usd as other_cost_usd,
+        -- Node-seconds billed (an integer): break-even prices divide by it in exact integers, not floats.
+        c.node_count * c.billed_seconds as node_seconds_billed,
+        -- Monthly / dedicated offers are billed in whole node-months at the stated monthly price.
+        case when c.billing_period = 'month' and c.usd_per_node_month is not null
+            then c.node_count * c.billing_periods end as node_months_billed,
+        c.usd_per_node_month,
+        first_value(r.offer_id) over w as leader_offer_id,
+        first_value(r.total_cost_usd) over w as leader_total_cost_usd,
+        nth_value(r.offer_id, 2) over w as runner_up_offer_id,
+        nth_value(r.total_cost_usd, 2) over w as runner_up_total_cost_usd
+    from ranked as r
+    join costs as c
+        on c.workload_id = r.workload_id and c.source_name = r.source_name and c.provider = r.provider
+        and c.offer_id = r.offer_id and c.billing_model = r.billing_model
+        and c.tier is not distinct from r.tier
+        and c.commitment_term_hours is not distinct from r.commitment_term_hours
+    window w as (partition by r.workload_id order by r.rank
+        rows between unbounded preceding and unbounded following)
+),
+
+break_even as (
+    select
+        *,
+        case when rank = 1 then runner_up_offer_id else leader_offer_id end as compared_with_offer_id,
+        case when rank = 1 then runner_up_total_cost_usd else leader_total_cost_usd end
+            as compared_with_total_cost_usd
+    from joined
+),
+
+margins as (
+    select
+        *,
+        -- What the compute line may cost at most, in micro-dollars (an exact integer).
+        ((compared_with_total_cost_usd - other_cost_usd) * 1000000)::hugeint as margin_micro_usd,
+        (usd_per_node_hour * 1000000)::hugeint as node_hour_micro_usd
+    from break_even
+),
+
+final as (
+    select
+        b.workload_id, b.rank, b.offer_id, b.provider, b.source_name, b.gpu_model, b.gpu_count,
+        b.node_count, b.billing_model, b.tier, b.commitment_term_hours,
+        b.usd_per_gpu_hour, b.usd_per_node_hour, b.total_cost_usd, b.cost_per_unit_usd,
+        b.compared_with_offer_id, b.compared_with_total_cost_usd,
+        -- Null when there is no one to compare with, or when even a free node would not be enough.
+        -- margin / node-hours billed, rounded half-up to the micro-dollar: (2a + b) // 2b in integers.
+        case when b.margin_micro_usd > 0 then
+            ((2 * b.margin_micro_usd * 3600 + b.node_seconds_billed) // (2 * b.node_seconds_billed)
+                * 0.000001)::decimal(18, 6)
+        end as break_even_usd_per_node_hour,
+        case when b.margin_micro_usd > 0 then
+            ((2 * b.margin_micro_usd * 3600 + b.node_seconds_billed * b.gpus_per_node)
+                // (2 * b.node_seconds_billed * b.gpus_per_node) * 0.000001)::decimal(18, 6)
+        end as break_even_usd_per_gpu_hour,
+        -- (break-even / current price − 1) × 100, rounded half away from zero to 0.01 %.
+        case when b.margin_micro_usd > 0 and b.node_hour_micro_usd > 0 then
+            (sign(b.margin_micro_usd * 3600 - b.node_seconds_billed * b.node_hour_micro_usd)
+                * ((2 * abs(b.margin_micro_usd * 3600 - b.node_seconds_billed * b.node_hour_micro_usd) * 10000
+                    + b.node_seconds_billed * b.node_hour_micro_usd)
+                   // (2 * b.node_seconds_billed * b.node_hour_micro_usd)) * 0.01)::decimal(18, 2)
+        end as break_even_change_pct,
+        p.rank_at_30pct, p.rank_at_60pct, p.rank_at_100pct,
+        p.cost_per_unit_usd_at_30pct, p.cost_per_unit_usd_at_60pct, p.cost_per_unit_usd_at_100pct,
+        -- Monthly / dedicated offers: the same break-even as a price per node-month and GPU-month
+        -- (whole months billed at the stated monthly price); null for other billing.
+        b.usd_per_node_month,
+        case when b.margin_micro_usd > 0 and b.node_months_billed > 0 then
+            ((2 * b.margin_micro_usd + b.node_months_billed * 10000) // (2 * b.node_months_billed * 10000)
+                * 0.01)::decimal(18, 2)
+        end as break_even_usd_per_node_month,
+        case when b.margin_micro_usd > 0 and b.node_months_billed > 0 then
+            ((2 * b.margin_micro_usd + b.node_months_billed * b.gpus_per_node * 10000)
+                // (2 * b.node_months_billed * b.gpus_per_node * 10000) * 0.01)::decimal(18, 2)
+        end as break_even_usd_per_gpu_month
+    from margins as b
+    left join pivoted as p
+        on p.workload_id = b.workload_id and p.source_name = b.source_name and p.provider = b.provider
+        and p.offer_id = b.offer_id and p.billing_model = b.billing_model
+        and p.tier is not distinct from b.tier
+        and p.commitment_term_hours is not distinct from b.commitment_term_hours
+)
+
+select * from final
