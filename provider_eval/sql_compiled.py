@@ -55,7 +55,7 @@ def compile_manifest(sql_dir: Path) -> dict:
     work = Path(tempfile.mkdtemp(prefix="compile-", dir=cached.parent.parent))
     try:
         sql_layer.write_profile(work, Path(":memory:"), "1GB", None)
-        result = sql_layer.invoke("compile", sql_dir, work, ["--select", "resource_type:model"])
+        result = sql_layer.invoke("compile", sql_dir, work, ["--select", "resource_type:model", "resource_type:test"])
         if not result.success:
             raise SqlModelError(f"dbt could not compile {sql_dir}: {result.exception or 'see its log'}")
         # Another process may have compiled the same tree meanwhile: either copy is the same.
@@ -76,6 +76,12 @@ def compiled_models(sql_dir: Path) -> dict[str, CompiledModel]:
     return {n["name"]: CompiledModel(n["name"], n["schema"], n["compiled_code"].strip().rstrip(";"),
                                      tuple(by_id[d]["name"] for d in n["depends_on"]["nodes"] if d in by_id))
             for n in by_id.values()}
+
+
+def compiled_checks(sql_dir: Path) -> dict[str, str]:
+    """Every data test (sql/tests/*.sql and the generic ones) by name: a select of its offending rows."""
+    nodes = compile_manifest(sql_dir)["nodes"]
+    return {n["name"]: n["compiled_code"].strip().rstrip(";") for n in nodes.values() if n["resource_type"] == "test"}
 
 
 def upstream(models: dict[str, CompiledModel], target: str, provided: set[str] = frozenset()) -> list[CompiledModel]:
