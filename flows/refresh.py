@@ -2,7 +2,6 @@
 import datetime as dt
 import os
 import shutil
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from flows.task_runners import make_task_runner
 from flows.load import load_reference, load_staged
 from flows.load_validations import load_validations, validation_benchmark_sources
 from flows.quality.gate import quality_gate
-from provider_eval import sql_layer, warehouse
+from provider_eval import sql_compiled, sql_layer, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
 
@@ -164,7 +163,8 @@ def batches(unique: list, workers: int, fmt=lambda item: item[1]) -> list[list]:
 
 @task
 def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str,
-          validations_dir: str | None = None, file_versions: list[dict] = ()) -> tuple[str, str | None]:
+          validations_dir: str | None = None, file_versions: list[dict] = (),
+          dbt_target_dir: str | None = None) -> tuple[str, str | None]:
     """Load everything into a new warehouse file, build the SQL models and run the checks.
 
     Returns (build path, problem): expected failures come back as text, not exceptions, so the
@@ -179,12 +179,22 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
         for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
             get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
     log = get_run_logger()
+    finished = 0
+
+    def node_done(node: sql_layer.NodeResult) -> None:
+        nonlocal finished
+        finished += 1
+        log.info("%s %s: %s in %.2f s", "SQL model" if node.resource_type == "model" else "check",
+                 node.name, node.status, node.seconds)
+        progress.stage("load + SQL models + checks", finished, None)
+
     built = sql_layer.build(build_path, Path(sql_dir), Path(build_dir) / "dbt", warehouse.BUILD_MEMORY_LIMIT,
-                            Path(build_dir) / "spill", on_node=lambda n: log.debug("%s %s: %s", n.resource_type, n.name, n.status))
-    for node in built.nodes:
-        log.debug("%s %s %s in %.2f s", node.resource_type, node.name, node.status, node.seconds)
+                            Path(build_dir) / "spill", target_dir=Path(dbt_target_dir) if dbt_target_dir else None,
+                            on_node=node_done)
     if built.problem:
         return str(build_path), built.problem
+    if dbt_target_dir:
+        sql_compiled.keep_manifest(Path(dbt_target_dir), Path(sql_dir))
     log.info("built %d SQL models and passed %d checks in %.1f s (slowest: %s)", len(built.models),
              len(built.nodes) - len(built.models), sum(n.seconds for n in built.nodes), sql_layer.slowest(built.models))
     return str(build_path), None
@@ -293,7 +303,9 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     load_workloads(workloads_file)  # fail fast, before any work, on a malformed workloads file
     root = warehouse_file.parent
     sources += validation_benchmark_sources(root / "validations")
-    build_dir = root / ".build" / f"{warehouse_file.name}.{uuid.uuid4().hex}"
+    # One build folder per warehouse, at the same path every time: only the writer-lock holder
+    # builds, and dbt's parse state (kept in .dbt/) stays valid only while its database path does.
+    build_dir = root / ".build" / f"{warehouse_file.name}.build"
     try:
         with warehouse.writer_lock(warehouse_file):
             # Only the lock holder builds, so anything left in .build is a killed refresh's debris.
@@ -307,7 +319,8 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             progress.stage("load + SQL models + checks")
             build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
                                         str(root / "validations"),
-                                        versions.version_rows(lifecycle, {s.name for s in sources}))
+                                        versions.version_rows(lifecycle, {s.name for s in sources}),
+                                        str(root / ".dbt" / warehouse_file.name))
             if problem:
                 raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
             progress.stage("quality gate")

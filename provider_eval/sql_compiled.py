@@ -69,6 +69,21 @@ def compile_manifest(sql_dir: Path) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def keep_manifest(target_dir: Path, sql_dir: Path) -> None:
+    """Cache the manifest a successful `dbt build` wrote (its models are compiled), so check-fit
+    after a refresh starts without compiling the project itself."""
+    cached = cache_root() / tree_hash(sql_dir)
+    if cached.exists() or not (target_dir / "manifest.json").exists():
+        return
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="keep-", dir=cached.parent))
+    shutil.copy2(target_dir / "manifest.json", staging / "manifest.json")
+    try:
+        os.replace(staging, cached)
+    except OSError:  # another process cached the same tree first
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def compiled_models(sql_dir: Path) -> dict[str, CompiledModel]:
     """Every model of the project by name, with its compiled SQL."""
     nodes = compile_manifest(sql_dir)["nodes"]

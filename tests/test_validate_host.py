@@ -257,7 +257,7 @@ def nvidia_warehouse(tmp_path_factory, sample_warehouse) -> Path:
     path = tmp_path_factory.mktemp("validated-nvidia") / "provider_eval.duckdb"
     shutil.copy(sample_warehouse, path)
     with duckdb.connect(str(path)) as con:
-        con.execute("insert into offers by name select ? as offer_id, 'test-provider' as provider, "
+        con.execute("insert into marts.offers by name select ? as offer_id, 'test-provider' as provider, "
                     "'H100 SXM' as gpu_model, 8 as gpus_per_node", [NVIDIA_OFFER])
     return path
 
