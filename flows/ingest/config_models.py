@@ -28,7 +28,7 @@ def fail(reason: str, line: int | None = None) -> NoReturn:
 class ConfigModel(BaseModel):
     """A mapping of a config file: only its declared keys, each checked, remembering its line."""
 
-    model_config = ConfigDict(extra="forbid", protected_namespaces=(), arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
     # What an unknown key or a non-mapping is called in this mapping (subclasses word it their way).
     unknown_keys: ClassVar[str] = "unknown key(s) {unknown}; allowed: {allowed}"
     not_a_mapping: ClassVar[str] = "'{key}' must be a mapping"
