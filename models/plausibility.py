@@ -2,11 +2,9 @@
 physically impossible, so its row is quarantined as IMPLAUSIBLE_VALUE (docs/quarantine.md)."""
 import csv
 import functools
-from pathlib import Path
-
 import polars as pl
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "data" / "reference"
+from provider_eval.paths import REFERENCE_DIR  # the checkout's data/reference, or the installed package's
 IMPLAUSIBLE = "IMPLAUSIBLE_VALUE"  # pandera check names start with it; validation maps them to this code
 
 

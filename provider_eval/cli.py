@@ -22,7 +22,7 @@ from rich.console import Console  # noqa: E402
 from provider_eval import console_logs, exit_codes, output, warehouse  # noqa: E402
 from provider_eval.errors import ConfigError, ProviderEvalError  # noqa: E402
 from provider_eval.exit_codes import ExitCode  # noqa: E402
-from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS  # noqa: E402
+from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WORKLOADS, warehouse_or_default  # noqa: E402
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, epilog=exit_codes.HELP,
                   help="Rank rentable accelerator configurations by cost per completed workload.")
@@ -35,7 +35,9 @@ class Format(str, Enum):
     csv = "csv"
 
 
-WarehouseOpt = Annotated[Path, typer.Option("--warehouse", "-w", help="DuckDB warehouse file.")]
+WarehouseOpt = Annotated[Path, typer.Option("--warehouse", "-w", callback=warehouse_or_default, help=(
+    "DuckDB warehouse file (default: $PROVIDER_EVAL_WAREHOUSE, else warehouse/provider_eval.duckdb; "
+    "docs/configuration.md)."))]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 
@@ -54,7 +56,7 @@ REJECTED_FILES_SQL = """
 def refresh(
     sources: Annotated[Path, typer.Option(help="sources.yaml declaring the inputs.")] = DEFAULT_SOURCES,
     workloads: Annotated[Path, typer.Option(help="workloads.yaml declaring the workloads.")] = DEFAULT_WORKLOADS,
-    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    warehouse_path: WarehouseOpt = None,
     task_runner: Annotated[str, typer.Option(help="Where parsing fans out: threads, dask or ray.")] = "threads",
     cluster_address: Annotated[str | None, typer.Option(help="Existing Dask scheduler / Ray address.")] = None,
     allow_rejected: Annotated[bool, typer.Option(
@@ -221,7 +223,7 @@ def rank(
         "--max-quote-age", min=0, metavar="DAYS", help="Only quotes observed at most DAYS days before the refresh "
         "(an undated quote's age is unknown: left out).")] = None,
     wide: Annotated[bool, typer.Option("--wide", help="Table: also offer, vendor, $/GPU-h, hours, source, validation.")] = False,
-    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    warehouse_path: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Configurations per workload, cheapest cost per completed unit first, with their risk flags."""
@@ -353,7 +355,7 @@ def explain(
     config: Annotated[str | None, typer.Argument(help="One configuration: its config id as `rank` prints it "
                                                 "(provider/gpu_model/gpu_count/billing_model) or an offer id.")] = None,
     offer: Annotated[str | None, typer.Option(help="Only this offer id.")] = None,
-    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    warehouse_path: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Every configuration for a workload: cost lines, or why it is excluded."""
@@ -429,7 +431,7 @@ def _print_closest_runs(warehouse_path: Path, workload: str) -> None:
 @app.command()
 def sql(
     query: Annotated[str, typer.Argument(help="SQL to run against the published warehouse (read-only).")],
-    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    warehouse_path: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Run ad-hoc SQL on the published warehouse, read-only: it can read the warehouse and write no file."""
@@ -579,7 +581,7 @@ def validate_host(
     workload_param: Annotated[list[str] | None, typer.Option(help="Template parameter KEY=VALUE (repeatable), "
                                                              "e.g. model=meta-llama/Llama-3.1-8B-Instruct.")] = None,
     workload_timeout: Annotated[float, typer.Option(help="Seconds the representative benchmark may take.")] = 1800,
-    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    warehouse_path: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Probe a rented host over SSH and check it against a quote before signing (exit 0 pass, 1 fail, 3 inconclusive)."""
@@ -618,7 +620,7 @@ def validate_host(
 def report(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="HTML file to write (default: report.html "
                                              "beside the warehouse).")] = None,
-    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
+    warehouse_path: WarehouseOpt = None,
 ) -> None:
     """Write one self-contained HTML report (charts as inline SVG; works offline)."""
     from provider_eval.report import write_report

@@ -7,10 +7,14 @@ from pathlib import Path
 import duckdb
 
 from provider_eval.errors import WarehouseMissing
+from provider_eval.settings import get_settings
 
-# DuckDB's buffer memory while a refresh builds: by default DuckDB takes 80 % of RAM, and the SQL
-# models over 10M observations reached 13 GiB (make bench). Past the limit, operators spill to disk.
-BUILD_MEMORY_LIMIT = os.environ.get("PROVIDER_EVAL_BUILD_MEMORY_LIMIT", "1GB")
+
+def __getattr__(name: str):
+    # BUILD_MEMORY_LIMIT (PROVIDER_EVAL_BUILD_MEMORY_LIMIT, provider_eval/settings.py) is read when used.
+    if name == "BUILD_MEMORY_LIMIT":
+        return get_settings("build_memory_limit").build_memory_limit
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -23,7 +27,8 @@ def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
 def connect_build(path: Path, spill_dir: Path) -> duckdb.DuckDBPyConnection:
     """Open a warehouse being built, with bounded memory that spills into spill_dir (removed with the build)."""
     con = connect(path)
-    con.execute(f"set memory_limit = '{BUILD_MEMORY_LIMIT.replace(chr(39), '')}'")
+    limit = get_settings("build_memory_limit").build_memory_limit  # checked: a number and a unit, no quote
+    con.execute(f"set memory_limit = '{limit}'")
     con.execute("set temp_directory = '{}'".format(str(spill_dir).replace("'", "''")))
     return con
 

@@ -14,9 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from flows.ingest import stage
+from provider_eval.settings import env_name, get_settings
 
-# `auto` (default): processes when there is this much to stage; `1`: always; `0`: never.
-ENV = "PROVIDER_EVAL_STAGE_PROCESSES"
+# PROVIDER_EVAL_STAGE_PROCESSES: `auto` (default): processes when there is this much to stage; `1`: always; `0`: never.
+ENV = env_name("stage_processes")
 AUTO_MIN_BYTES = 256 * 2**20
 
 _pool: ProcessPoolExecutor | None = None
@@ -26,11 +27,9 @@ _replacing = threading.Lock()
 
 def wanted(landed_bytes: int) -> bool:
     """Whether staging this many bytes should use worker processes."""
-    setting = os.environ.get(ENV, "auto").strip().lower()
-    if setting in ("0", "no", "false", "off"):
-        return False
-    if setting in ("1", "yes", "true", "on"):
-        return True
+    setting = get_settings("stage_processes").stage_processes
+    if setting != "auto":
+        return setting
     return landed_bytes >= AUTO_MIN_BYTES and (os.cpu_count() or 1) > 1
 
 

@@ -3,11 +3,14 @@ import csv
 import json
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Annotated, Any, ClassVar
 
 import pandera.polars as pa
 import polars as pl
+from pydantic import BeforeValidator, Field, ValidationInfo, create_model, model_validator
 
 from flows.ingest import names
+from flows.ingest.config_models import ConfigModel, checked, fail, is_number, is_whole, validate
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from models.workloads import CHECKPOINTING, QUANTITY, Workload
 from provider_eval.errors import ConfigError
@@ -17,72 +20,166 @@ from provider_eval.paths import REFERENCE_DIR
 FIT_KEYS = {"kv_precision": pl.String, "context_tokens": pl.Int64, "concurrency": pl.Int64, "engine": pl.String,
             "mode": pl.String, "gpu_memory_utilization": pl.Float64, "activation_checkpointing": pl.String,
             "lora_rank": pl.Int64}
-KEYS = {"id", "kind", "description", "unit", "quantity", "model_id", "precision",
-        "storage_gb", "egress_gb", "setup_hours", "match", "utilisation", "input_tokens", "output_tokens",
-        "slo", "scenario", *FIT_KEYS}
 # The load a workload runs under (docs/cost-model.md "Scenario"): only runs of that scenario count.
 SCENARIOS = {"offline", "server", "interactive"}
-MATCH_KEYS = {"workload_id", "shape_tolerance_pct"}
 # Benchmark matching (docs/workloads.md): mean tokens per request within ±this % of the declared shape.
 DEFAULT_SHAPE_TOLERANCE_PCT = 10
 # SLO keys: a latency statistic the benchmark formats carry (benchmark_runs columns), as a ceiling in ms.
 SLO_KEYS = {f"{metric}_{stat}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
             for stat in ("mean", "median", "p90", "p95", "p99")}
-
-
 MAX_QUANTITY = Decimal(10) ** (QUANTITY.precision - QUANTITY.scale)
 
 
-def _decimal(value, field: str, where: str) -> Decimal:
+def _decimal(value) -> Decimal:
+    """A quantity as DECIMAL(38, 6) can store it (finite, under 1e32)."""
     try:
         number = Decimal(str(value))
     except InvalidOperation:
-        raise ConfigError(f"{where}: {field} {value!r} is not a number") from None
+        fail("{key} {value} is not a number")
     if not number.is_finite():
-        raise ConfigError(f"{where}: {field} {value!r} is not finite")
+        fail("{key} {value} is not finite")
     if abs(number) >= MAX_QUANTITY:  # the column is DECIMAL(38, 6): a bigger value cannot be stored
-        raise ConfigError(f"{where}: {field} {value!r} is too large (at most {MAX_QUANTITY:.0e})")
+        fail(f"{{key}} {{value}} is too large (at most {MAX_QUANTITY:.0e})")
     return number
 
 
-def _row(raw: dict, file: Path, wide_precisions: set[str]) -> dict:
-    line = getattr(raw, "line", 0)
-    where = f"{file}: line {line}"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: each workload must be a mapping")
-    unknown = set(raw) - KEYS
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(KEYS)}")
-    for key in ("id", "kind", "unit", "quantity"):
-        if raw.get(key) in (None, ""):
-            raise ConfigError(f"{where}: '{key}' is required")
-    match = raw.get("match") or {}
-    if not isinstance(match, dict) or set(match) - MATCH_KEYS:
-        raise ConfigError(f"{where}: 'match' may only hold {sorted(MATCH_KEYS)}")
-    tolerance = match.get("shape_tolerance_pct", DEFAULT_SHAPE_TOLERANCE_PCT)
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance <= 100:
-        raise ConfigError(f"{where}: match.shape_tolerance_pct {tolerance!r} must be a number from 0 to 100")
-    _check_training_fields(raw, where, wide_precisions)
-    scenario = raw.get("scenario")
-    if scenario is not None and str(scenario).strip().lower() not in SCENARIOS:
-        raise ConfigError(f"{where}: scenario {scenario!r} is not one of {sorted(SCENARIOS)}")
-    model = names.resolve_model(raw.get("model_id"))
-    return {
-        "workload_id": str(raw["id"]), "kind": str(raw["kind"]), "description": raw.get("description"),
-        "unit": str(raw["unit"]), "quantity": _decimal(raw["quantity"], "quantity", where),
-        # A Hugging Face repo id names the catalog model it resolves to (flows/ingest/names.py);
-        # a precision its suffix implies (-FP8, -MXFP4) stands when the workload states none.
-        "model_id": model.model_id or raw.get("model_id"),
-        "precision": raw.get("precision") or model.implied_precision,
-        **{k: _decimal(raw.get(k, 0), k, where) for k in ("storage_gb", "egress_gb", "setup_hours")},
-        "match_workload_id": match.get("workload_id"), "line": line,
-        "utilisation": _decimal(raw.get("utilisation", 1), "utilisation", where),
-        **{k: _fit_value(raw.get(k), k, t, where) for k, t in FIT_KEYS.items()},
-        **{k: _fit_value(raw.get(k), k, pl.Int64, where) for k in ("input_tokens", "output_tokens")},
-        "shape_tolerance_pct": float(tolerance),
-        "slo_json": _slo_json(raw.get("slo"), where),
-        "scenario": None if scenario is None else str(scenario).strip().lower(),
-    }
+def _required(convert):
+    """A before-validator: no value (or an empty one) is "'key' is required", else `convert(value)`."""
+    def check(value):
+        if value in (None, ""):
+            fail("'{key}' is required")
+        return convert(value)
+    return BeforeValidator(check)
+
+
+def _lower(value) -> str:
+    return str(value).strip().lower()
+
+
+Amount = Annotated[Decimal, BeforeValidator(_decimal)]
+Label = Annotated[str, _required(str)]  # whatever is written, as text (the contract checks it)
+Text = checked(str, lambda v: not isinstance(v, (dict, list)), "{key} must be a single value, got {value}",
+               convert=str)
+Lowered = checked(str, lambda v: not isinstance(v, (dict, list)), "{key} must be a single value, got {value}",
+                  convert=_lower)
+Whole = checked(int, is_whole, "{key} {value} must be a whole number")
+Number = checked(float, is_number, "{key} {value} must be a number", convert=float)
+Percent = checked(float, lambda v: is_number(v) and 0 <= v <= 100, "{key} {value} must be a number from 0 to 100",
+                  convert=float, none=False)
+Scenario = checked(str, lambda v: _lower(v) in SCENARIOS, "{key} {value} is not one of " + str(sorted(SCENARIOS)),
+                   convert=_lower)
+Checkpointing = checked(str, lambda v: isinstance(v, str) and _lower(v) in CHECKPOINTING,
+                        "{key} {value} must be one of " + ", ".join(CHECKPOINTING)
+                        + " (true/false are ambiguous: Hugging Face's gradient_checkpointing=True is full recomputation)",
+                        convert=_lower)
+Millis = checked(float, lambda v: is_number(v) and 0 < v < float("inf"),
+                 "{key} {value} must be a positive number of milliseconds", convert=float, none=False)
+
+
+class Match(ConfigModel):
+    """Which benchmark runs count for a workload (docs/workloads.md)."""
+
+    unknown_keys: ClassVar[str] = "'match' may only hold {allowed}, not {unknown}"
+    workload_id: Text = None
+    shape_tolerance_pct: Percent = DEFAULT_SHAPE_TOLERANCE_PCT
+
+
+class _SloBase(ConfigModel):
+    unknown_keys: ClassVar[str] = "unknown SLO {names}; allowed: {allowed}"
+    not_a_mapping: ClassVar[str] = "'slo' must be a mapping such as {ttft_p99_ms: 2000, tpot_mean_ms: 50}"
+
+    @model_validator(mode="after")
+    def _not_empty(self):
+        if not self.model_fields_set:
+            fail(self.not_a_mapping)
+        return self
+
+
+# The SLOs a run must meet: {latency column: ceiling in ms}, each optional.
+Slo = create_model("Slo", __base__=_SloBase, __doc__="A workload's SLOs (ceilings in ms).",
+                   **{key: (Millis, None) for key in sorted(SLO_KEYS)})
+
+
+class WorkloadEntry(ConfigModel):
+    """One item of `workloads:` as written (docs/workloads.md)."""
+
+    not_a_mapping: ClassVar[str] = "each workload must be a mapping"
+    id: Label
+    kind: Label
+    description: Text = None
+    unit: Label
+    quantity: Annotated[Decimal, _required(_decimal)]
+    # A Hugging Face repo id names the catalog model it resolves to (flows/ingest/names.py).
+    model_id: Text = None
+    precision: Text = None
+    storage_gb: Amount = Decimal(0)
+    egress_gb: Amount = Decimal(0)
+    setup_hours: Amount = Decimal(0)
+    match: Match | None = None
+    # Share of rented time doing useful work (docs/cost-model.md).
+    utilisation: Amount = Decimal(1)
+    input_tokens: Whole = None
+    output_tokens: Whole = None
+    slo: Slo | None = None
+    scenario: Scenario = None
+    # Memory fit (docs/feasibility.md).
+    kv_precision: Lowered = None
+    context_tokens: Whole = None
+    concurrency: Whole = None
+    engine: Lowered = None
+    mode: Lowered = None
+    gpu_memory_utilization: Number = None
+    activation_checkpointing: Checkpointing = None
+    lora_rank: Whole = None
+
+    @model_validator(mode="after")
+    def _qlora_base(self, info: ValidationInfo):
+        if self.mode == "qlora":
+            problem = qlora_base_problem(self.precision, (info.context or {}).get("wide_precisions", set()))
+            if problem:
+                fail(f"precision {self.precision!r}: {problem}")
+        return self
+
+    def row(self) -> dict[str, Any]:
+        """This workload as a row of the Workload contract."""
+        model = names.resolve_model(self.model_id)
+        match = self.match or Match()
+        slo = self.slo.model_dump(exclude_unset=True) if self.slo else None
+        return {
+            "workload_id": self.id, "kind": self.kind, "description": self.description, "unit": self.unit,
+            "quantity": self.quantity,
+            # A precision the repo id's suffix implies (-FP8, -MXFP4) stands when the workload states none.
+            "model_id": model.model_id or self.model_id, "precision": self.precision or model.implied_precision,
+            "storage_gb": self.storage_gb, "egress_gb": self.egress_gb, "setup_hours": self.setup_hours,
+            "match_workload_id": match.workload_id, "line": self.line, "utilisation": self.utilisation,
+            **{key: getattr(self, key) for key in FIT_KEYS},
+            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "shape_tolerance_pct": float(match.shape_tolerance_pct),
+            "slo_json": json.dumps(slo, sort_keys=True) if slo else None, "scenario": self.scenario,
+        }
+
+
+def _non_empty_list(value):
+    if not isinstance(value, list) or not value:
+        fail("expected a non-empty top-level 'workloads:' list", line=0)
+    return value
+
+
+class WorkloadsFile(ConfigModel):
+    """workloads.yaml: the `workloads:` list."""
+
+    unknown_keys: ClassVar[str] = "unknown top-level key(s) {unknown}; allowed: {allowed}"
+    not_a_mapping: ClassVar[str] = "expected a non-empty top-level 'workloads:' list"
+    workloads: Annotated[list[WorkloadEntry], BeforeValidator(_non_empty_list)] = Field(None, validate_default=True)
+
+    @model_validator(mode="after")
+    def _unique_ids(self):
+        seen: dict[str, int] = {}
+        for entry in self.workloads:
+            if entry.id in seen:
+                fail(f"workload_id {entry.id!r} already used on line {seen[entry.id]}", line=entry.line)
+            seen[entry.id] = entry.line
+        return self
 
 
 def sixteen_bit_or_wider(reference_dir: Path = REFERENCE_DIR) -> set[str]:
@@ -99,60 +196,11 @@ def qlora_base_problem(precision: str | None, wide_precisions: set[str]) -> str 
     return None
 
 
-def _check_training_fields(raw: dict, where: str, wide_precisions: set[str]) -> None:
-    """activation_checkpointing is one of its modes; a QLoRA workload has no 16-bit base."""
-    checkpointing = raw.get("activation_checkpointing")
-    if checkpointing is not None and (not isinstance(checkpointing, str) or checkpointing.strip().lower() not in CHECKPOINTING):
-        raise ConfigError(f"{where}: activation_checkpointing {checkpointing!r} must be one of {', '.join(CHECKPOINTING)} "
-                          "(true/false are ambiguous: Hugging Face's gradient_checkpointing=True is full recomputation)")
-    if str(raw.get("mode") or "").strip().lower() == "qlora":
-        problem = qlora_base_problem(raw.get("precision"), wide_precisions)
-        if problem:
-            raise ConfigError(f"{where}: precision {raw.get('precision')!r}: {problem}")
-
-
-def _slo_json(slo, where: str) -> str | None:
-    """The workload's SLOs as a JSON object {latency column: ceiling in ms}, or a ConfigError naming the key."""
-    if slo is None:
-        return None
-    if not isinstance(slo, dict) or not slo:
-        raise ConfigError(f"{where}: 'slo' must be a mapping such as {{ttft_p99_ms: 2000, tpot_mean_ms: 50}}")
-    out = {}
-    for key, value in slo.items():
-        if key not in SLO_KEYS:
-            raise ConfigError(f"{where}: unknown SLO {key!r}; allowed: {sorted(SLO_KEYS)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-            raise ConfigError(f"{where}: slo.{key} {value!r} must be a positive number of milliseconds")
-        out[key] = float(value)
-    return json.dumps(out, sort_keys=True)
-
-
-def _fit_value(value, field: str, dtype, where: str):
-    """A memory-fit field as its type, or a ConfigError naming the line and field."""
-    if value is None:
-        return None
-    if dtype == pl.Boolean:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: {field} {value!r} must be true or false")
-        return value
-    if dtype == pl.Int64:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: {field} {value!r} must be a whole number")
-        return value
-    if dtype == pl.Float64:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: {field} {value!r} must be a number")
-        return float(value)
-    return str(value).strip().lower()
-
-
 def load_workloads(file: Path, reference_dir: Path = REFERENCE_DIR) -> pl.DataFrame:
-    """Parse and validate workloads.yaml; problems raise ConfigError naming the line and field."""
-    doc = load_yaml_with_lines(file)
-    if not isinstance(doc, dict) or not isinstance(doc.get("workloads"), list) or not doc["workloads"]:
-        raise ConfigError(f"{file}: expected a non-empty top-level 'workloads:' list")
-    wide = sixteen_bit_or_wider(reference_dir)
-    rows = [_row(raw, file, wide) for raw in doc["workloads"]]
+    """Parse and validate workloads.yaml; problems raise ConfigError naming the file, line and key."""
+    config = validate(WorkloadsFile, load_yaml_with_lines(file), file,
+                      context={"wide_precisions": sixteen_bit_or_wider(reference_dir)})
+    rows = [entry.row() for entry in config.workloads]
     schema = {"workload_id": pl.String, "kind": pl.String, "description": pl.String, "unit": pl.String,
               "quantity": QUANTITY, "model_id": pl.String, "precision": pl.String,
               "storage_gb": QUANTITY, "egress_gb": QUANTITY, "setup_hours": QUANTITY,
@@ -162,7 +210,7 @@ def load_workloads(file: Path, reference_dir: Path = REFERENCE_DIR) -> pl.DataFr
     frame = pl.DataFrame(rows, schema=schema)
     try:
         return Workload.validate(frame, lazy=True)
-    except pa.errors.SchemaErrors as exc:
+    except pa.errors.SchemaErrors as exc:  # the contract's own checks (allowed kinds, units, > 0, unique ids)
         problems = []
         for case in exc.failure_cases.iter_rows(named=True):
             idx = case["index"]

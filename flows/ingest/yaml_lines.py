@@ -63,9 +63,10 @@ class AmbiguousScalar(str):
 
 
 class LineDict(dict):
-    """A dict that knows the 1-based line its YAML mapping started on."""
+    """A dict that knows the 1-based line its YAML mapping started on (and each item of its list values)."""
 
     line: int = 0
+    item_lines: dict  # key -> the line of each item of that key's list value
 
 
 def _ambiguity(node: yaml.ScalarNode, value: Any) -> str | None:
@@ -89,7 +90,7 @@ def _ambiguity(node: yaml.ScalarNode, value: Any) -> str | None:
 def _construct(node: yaml.Node, loader: Core12Loader, strict: bool, key: str = "") -> Any:
     if isinstance(node, yaml.MappingNode):
         out = LineDict()
-        out.line = node.start_mark.line + 1
+        out.line, out.item_lines = node.start_mark.line + 1, {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 kind = "mapping" if isinstance(key_node, yaml.MappingNode) else "list"
@@ -98,6 +99,8 @@ def _construct(node: yaml.Node, loader: Core12Loader, strict: bool, key: str = "
             if name in out:
                 raise ConfigError(f"line {key_node.start_mark.line + 1}: duplicate key {name!r}")
             out[name] = _construct(value_node, loader, strict, str(name))
+            if isinstance(value_node, yaml.SequenceNode):
+                out.item_lines[name] = [child.start_mark.line + 1 for child in value_node.value]
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_construct(child, loader, strict, key) for child in node.value]
@@ -130,7 +133,7 @@ def load_yaml_with_lines(path: Path, ambiguous: str = "error") -> Any:
         loader = Core12Loader(text)  # its reader refuses control characters at once (a YAMLError)
         node = loader.get_single_node()
         if node is None:
-            raise ConfigError(f"{path}: file is empty")
+            raise ConfigError("file is empty")  # the file is named below, as for every error here
         return _construct(node, loader, strict=ambiguous == "error")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

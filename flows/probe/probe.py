@@ -16,6 +16,8 @@ import tempfile
 import time
 
 SCHEMA_VERSION = "provider-eval.probe/1"
+# Read from the host's environment here, not through provider_eval.settings: this script runs alone on
+# the rented host with the standard library only (docs/configuration.md).
 TOOL_TIMEOUT_S = float(os.environ.get("PROBE_TOOL_TIMEOUT_S", "20"))
 TORCH_TIMEOUT_S = float(os.environ.get("PROBE_TORCH_TIMEOUT_S", "240"))
 DEEP_TIMEOUT_S = float(os.environ.get("PROBE_DEEP_TIMEOUT_S", "900"))
