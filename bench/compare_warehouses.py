@@ -1,7 +1,7 @@
 """Prove two warehouses hold the same public tables: `EXCEPT ALL` both ways, table by table.
 
     python -m bench.compare_warehouses OLD.duckdb NEW.duckdb
-    python -m bench.compare_warehouses --checkout OLD_CHECKOUT [--sources FILE]
+    python -m bench.compare_warehouses --checkout OLD_CHECKOUT [--sources FILE] [--workloads FILE]
 
 The second form refreshes the same sources (default: this checkout's data/sources.yaml) twice,
 with the old checkout's code and with this one, on one landing store (so both see the same
@@ -56,21 +56,21 @@ def compare(old: str, new: str, tables=PUBLIC_TABLES, ignore=CLOCK_COLUMNS) -> d
     return out
 
 
-def refresh_with(checkout: Path, sources: Path, warehouse: Path) -> None:
+def refresh_with(checkout: Path, sources: Path, workloads: Path, warehouse: Path) -> None:
     """`provider-eval refresh` of sources with the code of checkout (its own interpreter path)."""
     env = dict(os.environ, PYTHONPATH=str(checkout))
     subprocess.run([sys.executable, "-m", "provider_eval", "refresh", "--sources", str(sources),
-                    "--warehouse", str(warehouse)], cwd=checkout, env=env, check=True)
+                    "--workloads", str(workloads), "--warehouse", str(warehouse)], cwd=checkout, env=env, check=True)
 
 
-def build_pair(old_checkout: Path, sources: Path, work: Path) -> tuple[Path, Path]:
+def build_pair(old_checkout: Path, sources: Path, workloads: Path, work: Path) -> tuple[Path, Path]:
     """Both warehouses of the same inputs: old code first, then this code on a copy of its landing store."""
     old, new = work / "old" / "w.duckdb", work / "new" / "w.duckdb"
-    refresh_with(old_checkout, sources, old)
+    refresh_with(old_checkout, sources, workloads, old)
     # The landing index keeps first-seen times; the per-warehouse read counts start afresh.
     shutil.copytree(old.parent / "landing", new.parent / "landing",
                     ignore=shutil.ignore_patterns("versions.*.json"))
-    refresh_with(Path(__file__).resolve().parents[1], sources, new)
+    refresh_with(Path(__file__).resolve().parents[1], sources, workloads, new)
     return old, new
 
 
@@ -81,9 +81,10 @@ def main(argv=None) -> int:
     parser.add_argument("new", nargs="?")
     parser.add_argument("--checkout", type=Path, help="an older checkout to compare this code against")
     parser.add_argument("--sources", type=Path, default=Path(__file__).resolve().parents[1] / "data" / "sources.yaml")
+    parser.add_argument("--workloads", type=Path, default=Path(__file__).resolve().parents[1] / "data" / "workloads.yaml")
     args = parser.parse_args(argv)
     if args.checkout:
-        old, new = build_pair(args.checkout.resolve(), args.sources.resolve(), Path(tempfile.mkdtemp(prefix="compare-")))
+        old, new = build_pair(args.checkout.resolve(), args.sources.resolve(), args.workloads.resolve(), Path(tempfile.mkdtemp(prefix="compare-")))
     elif args.old and args.new:
         old, new = args.old, args.new
     else:

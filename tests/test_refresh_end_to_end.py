@@ -5,6 +5,8 @@ import sys
 from decimal import Decimal
 
 from flows import progress
+from provider_eval.paths import SQL_DIR
+from provider_eval.sql_compiled import compiled_models
 from tests.conftest import query, run_refresh
 
 SPEC_COLUMNS = {
@@ -125,6 +127,9 @@ def test_rerunning_on_the_same_inputs_changes_nothing(tmp_path):
     assert stages == ["fetch + land", "parse + validate", "load + SQL models + checks", "quality gate", "publish"]
     parsed = [(done, total) for name, done, total in events if name == "parse + validate"]
     assert parsed[-1][0] == parsed[-1][1] > 0
+    # dbt reports each model and check as it finishes: one count per node, every model included.
+    built = [done for name, done, _ in events if name == "load + SQL models + checks" and done]
+    assert built == list(range(1, len(built) + 1)) and len(built) > len(compiled_models(SQL_DIR))
     assert query(warehouse, snapshot_sql) == first
     # Landed once: the content-addressed store holds one copy per file.
     # (4 bundled CSV quote/run files + 3 catalog CSVs; catalogs also land JSON bodies.)
