@@ -45,3 +45,13 @@ def test_every_unit_test_passes(unit_results):
     failed = {name: message for name, (status, message) in sorted(unit_results.items()) if status != "pass"}
     assert not failed, "dbt unit tests failed:\n" + "\n".join(
         f"--- {name} ({declared_unit_tests().get(name)}): {message}" for name, message in failed.items())
+
+
+def test_the_refresh_build_runs_no_unit_test(tmp_path):
+    """sql_layer.build (the refresh's) builds models and data tests only: a unit test never blocks publishing."""
+    database = tmp_path / "warehouse.duckdb"
+    shutil.copy(empty_warehouse(), database)
+    built = sql_layer.build(database, SQL_DIR, tmp_path / "dbt", "1GB")
+    assert built.problem is None, built.problem
+    kinds = {n.resource_type for n in built.nodes}
+    assert "model" in kinds and "test" in kinds and "unit_test" not in kinds
