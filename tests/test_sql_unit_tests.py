@@ -41,10 +41,10 @@ def test_dbt_ran_every_declared_unit_test(unit_results):
     assert sorted(unit_results) == sorted(declared)
 
 
-def test_every_unit_test_passes(unit_results):
-    failed = {name: message for name, (status, message) in sorted(unit_results.items()) if status != "pass"}
-    assert not failed, "dbt unit tests failed:\n" + "\n".join(
-        f"--- {name} ({declared_unit_tests().get(name)}): {message}" for name, message in failed.items())
+@pytest.mark.parametrize("name", sorted(declared_unit_tests()))
+def test_unit_test(unit_results, name):
+    status, message = unit_results.get(name, ("not run", "dbt did not run it"))
+    assert status == "pass", f"dbt unit test {name} (model {declared_unit_tests()[name]}) {status}: {message}"
 
 
 def test_the_refresh_build_runs_no_unit_test(tmp_path):
