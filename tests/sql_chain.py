@@ -75,7 +75,7 @@ def empty_warehouse() -> Path:
         problems = load_validations(con, work / "no-validations")
         assert not problems, problems
         sql_compiled.create_schemas(con)
-        sql_compiled.build(con, in_order(models()))
+        sql_compiled.build(con, in_order(list(models())))
     return path
 
 
@@ -86,8 +86,8 @@ def table(name: str) -> str:
 
 def chain(given: dict[str, list[dict]], targets) -> duckdb.DuckDBPyConnection:
     """An in-memory warehouse: the sources, the given model tables with these rows, and the targets built on them."""
-    chain = in_order(targets, given)
-    read = {d for m in chain for d in m.depends_on}
+    to_build = in_order(targets, given)
+    read = {d for m in to_build for d in m.depends_on}
     unread = [name for name, rows in given.items() if rows and name not in read]
     assert not unread, f"given {unread} but no model between them and {list(targets)} reads them"
     con = duckdb.connect()
@@ -95,14 +95,14 @@ def chain(given: dict[str, list[dict]], targets) -> duckdb.DuckDBPyConnection:
     sql_compiled.create_schemas(con)
     con.execute("attach ? as empty (read_only)", [str(empty_warehouse())])
     # Only the sources the chain reads: copying all of them would be a third of a small test's time.
-    for schema, name in sorted({s for m in chain for s in _sources_read()[m.name]}):
+    for schema, name in sorted({s for m in to_build for s in _sources_read()[m.name]}):
         con.execute(f'create table {schema}."{name}" as select * from empty.{schema}."{name}"')
     for name, rows in given.items():
         con.execute(f"create table {table(name)} as select * from empty.{table(name)} limit 0")
         con.execute(f"comment on table {table(name)} is '{GIVEN}'")
         _insert(con, name, rows)
     con.execute("detach empty")
-    sql_compiled.build(con, chain)
+    sql_compiled.build(con, to_build)
     con.execute(f"set search_path = '{SEARCH_PATH}'")
     return con
 
