@@ -7,9 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flows.ingest.workloads import load_workloads
+from provider_eval import sql_compiled
 from provider_eval.errors import ConfigError
 from provider_eval.paths import SQL_DIR
-from tests.cost_model_harness import bench_run, build, offer, rows, workload
+from tests.sql_chain import bench_run, build, offer, rows, workload
 
 
 def chat(**extra):
@@ -152,7 +153,7 @@ def test_workloads_yaml_shape_and_slo_are_validated(tmp_path):
 
 
 def test_check_blocks_a_ranking_that_cites_a_run_that_does_not_match():
-    check = (SQL_DIR / "checks" / "assert_ranked_runs_match_the_workload.sql").read_text()
+    check = sql_compiled.compiled_checks(SQL_DIR)["assert_ranked_runs_match_the_workload"]
     con = build(workloads=[chat(slo_json=json.dumps({"ttft_p99_ms": 2000.0}))], offers=[offer("o")],
                 bench_runs=[run("fast", ttft_p99_ms=1500.0), run("slow", ttft_p99_ms=2500.0)])
     assert con.execute(check).fetchall() == []

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from provider_eval.paths import SQL_DIR
-from tests.cost_model_harness import GRANULARITY_S, bench_run, build, offer, rows, run, workload
+from tests.sql_chain import GRANULARITY_S, bench_run, build, offer, rebuild, rows, run, table, workload
 
 # No shrinking: a failure already lists the wrongly billed cases, and shrinking 500-case batches takes minutes.
 SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
@@ -49,7 +48,8 @@ def exact_multiple(draw):
 
 def _bill(cases) -> list[dict]:
     """Run int_workload_cost_lines.sql on one configuration per case (declared utilisation)."""
-    template = build(workloads=[workload("w")], offers=[offer("o")], runs=[run("w", "MI300X", 1.0)])
+    template = build(workloads=[workload("w")], offers=[offer("o")], runs=[run("w", "MI300X", 1.0)],
+                     targets=["int_workload_cost_lines"])
     template.execute("create table cases (case_id integer, quantity decimal(38, 6), units_per_hour double, "
                      "utilisation decimal(38, 6), setup_hours decimal(38, 6), billing_model varchar, "
                      "billing_granularity varchar, billing_granularity_s integer, commitment_term_hours decimal(18, 6))")
@@ -59,9 +59,12 @@ def _bill(cases) -> list[dict]:
         template.execute("insert into cases values (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
             i, Decimal(quantity.numerator) / quantity.denominator, rate, Decimal(u.numerator) / u.denominator,
             setup, spec["billing_model"], granularity, GRANULARITY_S.get(granularity), spec["commitment_term_hours"]])
-    template.execute("create or replace table stg_workloads as select 'case-' || case_id as workload_id, utilisation from cases")
-    template.execute("""
-        create or replace table int_workload_configurations as
+    template.execute(f"""
+        create or replace table {table("stg_workloads")} as
+        select w.* replace ('case-' || c.case_id as workload_id, c.utilisation as utilisation)
+        from stg_workloads as w cross join cases as c""")
+    template.execute(f"""
+        create or replace table {table("int_workload_configurations")} as
         select t.* replace (
             'case-' || c.case_id as workload_id, c.quantity::decimal(38, 6) as quantity,
             c.units_per_hour as units_per_hour, c.setup_hours::decimal(38, 6) as setup_hours,
@@ -69,8 +72,7 @@ def _bill(cases) -> list[dict]:
             c.billing_granularity_s as billing_granularity_s,
             c.commitment_term_hours::decimal(18, 6) as commitment_term_hours)
         from int_workload_configurations as t cross join cases as c""")
-    body = (SQL_DIR / "intermediate/int_workload_cost_lines.sql").read_text().strip().rstrip(";")
-    template.execute(f"create or replace table int_workload_cost_lines as\n{body}")
+    rebuild(template, ["int_workload_cost_lines"], replaced=["stg_workloads", "int_workload_configurations"])
     return rows(template, "select workload_id, billing_periods, billed_seconds, hours_needed from int_workload_cost_lines "
                           "where utilisation_scenario = 'declared' order by workload_id")
 

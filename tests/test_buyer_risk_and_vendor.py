@@ -2,7 +2,7 @@
 them), and every costed row carries its vendor, quote age and risk flags, computed in SQL."""
 from decimal import Decimal
 
-from tests.cost_model_harness import build, offer, rows, run, workload
+from tests.sql_chain import build, offer, rows, run, workload
 
 # A stack the ROCm check calls unsupported, as compat_checks would answer it for both GPUs.
 UNSUPPORTED = [{"gpu_model": g, "rocm_version": "6.0", "os": "Ubuntu 22.04", "kernel": None,

@@ -3,15 +3,11 @@ import os
 import subprocess
 import sys
 
-from provider_eval.paths import SQL_DIR
-from tests.cost_model_harness import bench_run, build, offer, rows, workload
+from tests.sql_chain import COST_MODEL, bench_run, build, offer, rows, workload
 
 
 def closest(workloads, offers, runs) -> dict:
-    con = build(workloads=workloads, offers=offers, bench_runs=runs)
-    con.execute("alter table stg_benchmark_runs add column benchmark_format varchar")
-    body = (SQL_DIR / "intermediate" / "int_workload_closest_runs.sql").read_text().strip().rstrip(";")
-    con.execute(f"create table int_workload_closest_runs as\n{body}")
+    con = build(workloads=workloads, offers=offers, bench_runs=runs, targets=COST_MODEL + ("int_workload_closest_runs",))
     return {r["run_id"]: r for r in rows(con, "select * from int_workload_closest_runs order by closeness_rank")}
 
 

@@ -1,7 +1,7 @@
 """The billing-aware cost model on tiny inputs: known answers from the seed and InferenceX, billing rules."""
 from decimal import Decimal
 
-from tests.cost_model_harness import build, offer, rows, run, workload
+from tests.sql_chain import build, offer, rows, run, workload
 
 
 def costs(con, **where):

@@ -7,7 +7,7 @@ from fractions import Fraction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.cost_model_harness import GRANULARITY_S, build, offer, rows, run, workload
+from tests.sql_chain import GRANULARITY_S, build, offer, rows, run, workload
 
 # Derandomized: the same examples on every run, so CI never flakes on a draw; raise max_examples locally to explore.
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -7,14 +7,12 @@ ranks 0.06 s; 50,000 offers, ranks ~1 s."""
 import random
 import time
 
-import duckdb
 import pytest
 
-from provider_eval.paths import SQL_DIR
 from provider_eval.warehouse import BUILD_MEMORY_LIMIT
+from tests.sql_chain import chain, rebuild, table
 
-PEERS = (SQL_DIR / "intermediate" / "int_offer_market_peers.sql").read_text(encoding="utf-8")
-OFFERS = (SQL_DIR / "marts" / "offers.sql").read_text(encoding="utf-8")
+PEERS = "select * from int_offer_market_peers"
 
 # The definition as a self-join per GPU model (what offers.sql computed before): the reference. Market
 # peers are offers, not source rows: one price per offer key (provider, GPU model, GPUs per node,
@@ -81,7 +79,7 @@ def _differences(con, a: str, b: str) -> tuple[int, int]:
             con.execute(f"select count(*) from (({b}) except all ({a}))").fetchone()[0])
 
 
-def _random_latest(con, seed: int) -> None:
+def _random_latest(seed: int):
     """Offers with ties, repeated offer ids across sources and tiers, null and zero prices."""
     r = random.Random(seed)
     n = r.randrange(1, 80)
@@ -94,37 +92,38 @@ def _random_latest(con, seed: int) -> None:
         seen = (r.choice(["row", "file", "landed_at"]), r.choice(["2025-01-08", "2025-08-29", "2026-02-26"]),
                 r.choice([None, "", "hypothetical rate from seed 000", "not hypothetical", " Hypothetical"]))
         rows[key] = (*key, r.choice(["MI300X", "MI325X"]), r.choice([1, 8]), price, *seen)
-    con.execute("""create or replace table int_quote_latest (source_name varchar, provider varchar,
-        offer_id varchar, billing_model varchar, tier varchar, commitment_term_hours decimal(18, 6),
-        gpu_model varchar, gpus_per_node integer, usd_per_gpu_hour decimal(18, 6), observed_at_basis varchar,
-        observed_at timestamptz, notes varchar)""")
-    con.executemany("insert into int_quote_latest values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(rows.values()))
+    columns = ("source_name", "provider", "offer_id", "billing_model", "tier", "commitment_term_hours", "gpu_model",
+               "gpus_per_node", "usd_per_gpu_hour", "observed_at_basis", "observed_at", "notes")
+    return chain({"int_quote_latest": [dict(zip(columns, r)) for r in rows.values()]}, targets=["int_offer_market_peers"])
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_same_rows_as_the_self_join_on_random_offers(seed):
-    con = duckdb.connect()
-    _random_latest(con, seed)
+    con = _random_latest(seed)
     assert _differences(con, PEERS, SELF_JOIN) == (0, 0)
 
 
 @pytest.fixture
 def sample_tables(sample_warehouse):
     """An in-memory database holding the bundled refresh's offer inputs."""
-    con = duckdb.connect()
-    con.execute("set TimeZone = 'UTC'")
+    con = chain({"int_quote_latest": [], "int_offer_checklist": []}, targets=["offers"])
     con.execute(f"attach '{sample_warehouse}' as sample (read_only)")
-    for table in ("int_quote_latest", "int_offer_checklist", "ref_price_bands", "ref_gpus"):
-        con.execute(f"create table {table} as select * from sample.{table}")
+    for name in ("int_quote_latest", "int_offer_checklist"):
+        con.execute(f"insert into {table(name)} select * from sample.{table(name)}")
+    con.execute("detach sample")
     return con
 
 
 def test_offers_identical_to_the_self_join_on_the_bundled_data(sample_tables):
     con = sample_tables
     built = {}
-    for name, peers in (("self_join", SELF_JOIN), ("ranks", PEERS)):
-        con.execute(f"create or replace table int_offer_market_peers as {peers}")
-        con.execute(f"create table offers_{name} as {OFFERS}")
+    for name, peers in (("self_join", SELF_JOIN), ("ranks", None)):
+        if peers is None:
+            rebuild(con, ["offers"])
+        else:
+            con.execute(f"create or replace table {table('int_offer_market_peers')} as {peers}")
+            rebuild(con, ["offers"], replaced=["int_offer_market_peers"])
+        con.execute(f"create table offers_{name} as select * from offers")
         built[name] = f"select * from offers_{name}"
     assert con.execute("select count(*) from offers_ranks").fetchone()[0] > 30
     assert _differences(con, built["self_join"], built["ranks"]) == (0, 0)
@@ -147,8 +146,7 @@ def test_fifty_thousand_offers_of_one_gpu_model_build_within_the_memory_limit(sa
         from int_quote_latest as q, range(50000) as t(i)
         where q.source_name = 'public-price-points' and q.offer_id = 'hotaisle-mi300x-1'""")
     start = time.perf_counter()
-    con.execute(f"create or replace table int_offer_market_peers as {PEERS}")
-    con.execute(f"create table offers as {OFFERS}")
+    rebuild(con, ["offers"])
     seconds = time.perf_counter() - start
     assert con.execute("select count(*) from offers where provider = 'marketplace'").fetchone()[0] == 50_000
     # Leave-one-out over 50,000 prices: each offer has 49,999 market peers of the same model, plus the
@@ -165,21 +163,17 @@ def test_fifty_thousand_offers_of_one_gpu_model_build_within_the_memory_limit(sa
     assert seconds < 60, f"{seconds:.1f} s"
 
 
-def _one_model(con, rows: list[tuple]) -> None:
+def _one_model(rows: list[tuple]):
     """int_quote_latest rows (source, provider, offer, gpus per node, $/GPU-h, notes) for MI300X on demand."""
-    con.execute("""create or replace table int_quote_latest as select * from (values (null::varchar, null::varchar,
-        null::varchar, null::varchar, null::varchar, null::decimal(18, 6), null::varchar, null::integer,
-        null::decimal(18, 6), null::varchar, null::timestamptz, null::varchar)) as t(source_name, provider,
-        offer_id, billing_model, tier, commitment_term_hours, gpu_model, gpus_per_node, usd_per_gpu_hour,
-        observed_at_basis, observed_at, notes) where false""")
-    con.executemany("insert into int_quote_latest values (?, ?, ?, 'on_demand', null, null, 'MI300X', ?, ?, 'row', "
-                    "'2026-01-01', ?)", rows)
+    columns = ("source_name", "provider", "offer_id", "gpus_per_node", "usd_per_gpu_hour", "notes")
+    return chain({"int_quote_latest": [dict(zip(columns, r), billing_model="on_demand", gpu_model="MI300X",
+                                            observed_at_basis="row", observed_at="2026-01-01") for r in rows]},
+                 targets=["int_offer_market_peers"])
 
 
 def test_market_peers_count_each_offer_once_and_leave_hypothetical_prices_out():
-    con = duckdb.connect()
     # p1's offer is listed by two sources (one peer, not two); the seed's hypothetical 2.00 is no peer.
-    _one_model(con, [("s1", "p1", "a", 8, 1.00, None), ("s2", "p1", "a-other-id", 8, 1.00, None),
+    con = _one_model([("s1", "p1", "a", 8, 1.00, None), ("s2", "p1", "a-other-id", 8, 1.00, None),
                      ("s1", "p2", "b", 8, 2.00, None), ("s1", "p3", "c", 1, 4.00, None),
                      ("seed", "seed", "x", 1, 2.00, "hypothetical hourly rate from seed 000")])
     got = {r[0]: r[1:] for r in con.execute(

@@ -8,7 +8,7 @@ import pytest
 from flows.ingest.sources import load_sources
 from models.plausibility import REFERENCE_DIR, limit
 from provider_eval.errors import ConfigError
-from tests.cost_model_harness import bench_run, build, offer, rows, workload
+from tests.sql_chain import bench_run, build, offer, rows, workload
 
 FACTOR = limit("perf_vs_published_factor")[1]
 # The best published 8 × MI300X Llama-2-70B FP8 result: MLPerf v4.1 Offline, 23,514.8 tokens/s.

@@ -3,40 +3,29 @@
 The model int_workload_benchmark_matches runs on small tables shaped like its inputs, built from the
 real MLPerf v4.1 AMD 8 × MI300X Llama2-70B results (Offline 23,514.8 tokens/s, Server 21,028.23
 tokens/s with TTFT p99 / TPOT p99 from the summaries: data/samples/benchmarks/SOURCES.md)."""
-import duckdb
 import pytest
 
 from flows.ingest.workloads import load_workloads
 from provider_eval.errors import ConfigError
-from provider_eval.paths import SQL_DIR
+from tests.sql_chain import chain
 
 OFFLINE, SERVER = 23514.8, 21028.23
-MODEL = (SQL_DIR / "intermediate" / "int_workload_benchmark_matches.sql").read_text(encoding="utf-8")
 
 
 def _matches(workloads: list[tuple]) -> dict:
     """(workload_id, run scenario) → (match_status, mismatch_detail) for the two real runs."""
-    con = duckdb.connect()
-    con.execute("""create table stg_workloads as select * from (values (null::varchar, null::varchar,
-        null::varchar, null::varchar)) v(workload_id, kind, scenario, slo_json) limit 0""")
-    con.executemany("insert into stg_workloads values (?, ?, ?, ?)", workloads)
-    con.execute("""create or replace table stg_workloads as select *, workload_id as benchmark_workload_id,
-        'output_tokens' as unit, 'llama-2-70b' as model_id, 'fp8' as precision, null::varchar as engine,
-        null::bigint as input_tokens, null::bigint as output_tokens, 10.0 as shape_tolerance_pct
-        from stg_workloads""")
-    con.execute(f"""create table stg_benchmark_runs as select * from (values
-        ('offline', 'Offline', null::double, null::double),
-        ('server', 'Server', 1999.0, 150.0)) v(run_id, scenario, ttft_p99_ms, tpot_p99_ms)""")
-    con.execute("""create or replace table stg_benchmark_runs as select *, null::integer as node_count,
-        null::double as mean_input_tokens, null::bigint as input_len_tokens, null::double as mean_output_tokens,
-        null::bigint as output_len_tokens from stg_benchmark_runs""")
-    con.execute(f"""create table int_benchmark_throughputs as select run_id, null::varchar as provider,
-        'MI300X' as gpu_model, 8 as gpu_count, 'output_tokens' as unit, tps * 3600 as units_per_hour,
-        'vllm' as engine, null::varchar as workload_id, 'llama-2-70b' as model_id, 'fp8' as precision
-        from (values ('offline', {OFFLINE}), ('server', {SERVER})) v(run_id, tps)""")
-    con.execute("""create table int_benchmark_plausibility (run_id varchar, is_perf_implausible boolean,
-        perf_confirmed boolean, perf_detail varchar)""")  # both runs are the published results themselves
-    rows = con.execute(f"select workload_id, run_id, match_status, mismatch_detail from ({MODEL})").fetchall()
+    con = chain({
+        "stg_workloads": [dict(workload_id=w, kind=kind, scenario=scenario, slo_json=slo, benchmark_workload_id=w,
+                               unit="output_tokens", model_id="llama-2-70b", precision="fp8", shape_tolerance_pct=10.0)
+                          for w, kind, scenario, slo in workloads],
+        "stg_benchmark_runs": [dict(run_id="offline", scenario="Offline"),
+                               dict(run_id="server", scenario="Server", ttft_p99_ms=1999.0, tpot_p99_ms=150.0)],
+        "int_benchmark_throughputs": [dict(run_id=r, gpu_model="MI300X", gpu_count=8, unit="output_tokens",
+                                           units_per_hour=tps * 3600, engine="vllm", model_id="llama-2-70b", precision="fp8")
+                                      for r, tps in (("offline", OFFLINE), ("server", SERVER))],
+        "int_benchmark_plausibility": [],  # both runs are the published results themselves
+    }, targets=["int_workload_benchmark_matches"])
+    rows = con.execute("select workload_id, run_id, match_status, mismatch_detail from int_workload_benchmark_matches").fetchall()
     return {(w, r): (status, detail) for w, r, status, detail in rows}
 
 
