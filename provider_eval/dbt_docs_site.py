@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from provider_eval import sql_layer, warehouse
+from provider_eval import sql_compiled, sql_layer, warehouse
 from provider_eval.errors import SqlModelError
 from provider_eval.paths import SQL_DIR
 
@@ -75,9 +75,23 @@ def _docs_generate(sql_dir: Path, work_dir: Path) -> None:
         raise SqlModelError(f"dbt docs generate failed: {result.exception or 'see the dbt log'}")
 
 
+def _stamp(warehouse_path: Path, sql_dir: Path) -> str:
+    """What a site was generated from: this version of sql/ (and dbt) and this published file."""
+    st = warehouse_path.stat()  # a refresh publishes a new file: another inode and mtime
+    return f"{sql_compiled.tree_hash(sql_dir)} {st.st_ino} {st.st_size} {st.st_mtime_ns}\n"
+
+
 def generate(warehouse_path: Path, sql_dir: Path = SQL_DIR) -> Path:
-    """Write the site of the published warehouse (models, columns, lineage, SQL); returns its path."""
+    """Write the site of the published warehouse (models, columns, lineage, SQL); returns its path.
+
+    Kept when the site was generated from the same warehouse file and sql/: a second report costs
+    nothing, and a refresh or a changed model makes the next one regenerate it.
+    """
     out = site_path(warehouse_path)
+    stamp_file = out.with_name(".generated-from")
+    stamp = _stamp(warehouse_path, sql_dir)
+    if out.is_file() and stamp_file.is_file() and stamp_file.read_text(encoding="utf-8") == stamp:
+        return out
     with tempfile.TemporaryDirectory(prefix="provider-eval-dbt-docs-") as tmp:
         work = Path(tmp)
         _read_only_profile(work, warehouse_path)
@@ -87,4 +101,5 @@ def generate(warehouse_path: Path, sql_dir: Path = SQL_DIR) -> Path:
     partial = out.with_name(out.name + ".tmp")
     partial.write_text(page, encoding="utf-8")
     partial.replace(out)
+    stamp_file.write_text(stamp, encoding="utf-8")
     return out

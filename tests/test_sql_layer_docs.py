@@ -36,6 +36,18 @@ def test_docs_site_renders_offline_in_headless_chromium(site, tmp_path):
     assert refused == [] and "net::ERR_" not in dom.stderr, dom.stderr[-2000:]
 
 
+def test_docs_site_is_kept_until_the_warehouse_is_republished(site, sample_warehouse, tmp_path):
+    written = site.stat().st_mtime_ns
+    assert dbt_docs_site.generate(sample_warehouse) == site and site.stat().st_mtime_ns == written
+    # A refresh publishes a new file under the same name: the stamp differs, so the site is regenerated.
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(sample_warehouse, copy)
+    before = dbt_docs_site._stamp(copy, SQL_DIR)
+    shutil.copy(sample_warehouse, tmp_path / "next.duckdb")
+    (tmp_path / "next.duckdb").replace(copy)
+    assert dbt_docs_site._stamp(copy, SQL_DIR) != before
+
+
 def test_offline_points_every_external_load_at_nothing():
     page = """<html><head><link rel="stylesheet" href="https://fonts.example/css"></head><body>
 <script src="//cdn.example/lib.js"></script><script>i.src="//d1.cloudfront.example/sp.js";</script>
