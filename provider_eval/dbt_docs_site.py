@@ -92,12 +92,12 @@ def generate(warehouse_path: Path, sql_dir: Path = SQL_DIR) -> Path:
     stamp = _stamp(warehouse_path, sql_dir)
     if out.is_file() and stamp_file.is_file() and stamp_file.read_text(encoding="utf-8") == stamp:
         return out
+    out.parent.mkdir(parents=True, exist_ok=True)  # before dbt runs: a folder we cannot write fails fast
     with tempfile.TemporaryDirectory(prefix="provider-eval-dbt-docs-") as tmp:
         work = Path(tmp)
         _read_only_profile(work, warehouse_path)
         _docs_generate(sql_dir, work)
         page = offline((work / "target" / "static_index.html").read_text(encoding="utf-8"))
-    out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".tmp")
     partial.write_text(page, encoding="utf-8")
     partial.replace(out)

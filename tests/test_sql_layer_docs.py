@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from provider_eval import dbt_docs_site, warehouse_docs
+from provider_eval import dbt_docs_site, report, warehouse_docs
 from provider_eval.paths import SQL_DIR
 from tests.conftest import query, run_refresh
 from tests.test_report import _chromium
@@ -46,6 +46,16 @@ def test_docs_site_is_kept_until_the_warehouse_is_republished(site, sample_wareh
     shutil.copy(sample_warehouse, tmp_path / "next.duckdb")
     (tmp_path / "next.duckdb").replace(copy)
     assert dbt_docs_site._stamp(copy, SQL_DIR) != before
+
+
+def test_report_without_a_writable_docs_folder_says_why(sample_warehouse, tmp_path):
+    """The report is still written when the site cannot be (here dbt_docs is a file, not a folder)."""
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(sample_warehouse, copy)
+    (tmp_path / "dbt_docs").write_text("not a folder", encoding="utf-8")
+    page = report.write_report(copy, tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert 'id="sql-docs"' not in page
+    assert "The dbt docs site could not be written beside the warehouse" in page and "dbt_docs" in page
 
 
 def test_offline_points_every_external_load_at_nothing():
