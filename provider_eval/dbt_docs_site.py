@@ -64,7 +64,7 @@ def _docs_generate(sql_dir: Path, work_dir: Path) -> None:
 
     # sql_layer.invoke puts its options right after the command; `docs` is a group, whose options
     # must follow its subcommand `generate`.
-    args = sql_layer._args("docs", sql_dir, work_dir)
+    args = sql_layer._args("docs", sql_dir, work_dir, None)
     args.insert(args.index("docs") + 1, "generate")
     with sql_layer._DBT_LOCK:
         try:
