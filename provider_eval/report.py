@@ -1,6 +1,8 @@
 """The self-contained HTML report: what the published warehouse says, as charts and tables."""
 import datetime as dt
 import html
+import os
+import urllib.request
 from decimal import Decimal
 from pathlib import Path
 
@@ -8,7 +10,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from provider_eval import charts, warehouse
+from provider_eval import charts, dbt_docs_site, warehouse
+from provider_eval.errors import ProviderEvalError
 
 # A short configuration label; the offer id is added only where the short one would be ambiguous.
 CONFIG_LABEL = """gpu_count || '× ' || gpu_model || ' · ' || provider || ' · ' || billing_model
@@ -247,19 +250,28 @@ def _price_history_section(con: duckdb.DuckDBPyConnection) -> str:
     return "\n".join(parts)
 
 
-def render(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> str:
-    """The whole report as one HTML document: inline CSS and SVG, no script, nothing fetched."""
+def render(con: duckdb.DuckDBPyConnection, warehouse_path: Path, docs_href: str | None = None,
+           docs_problem: str | None = None) -> str:
+    """The whole report as one HTML document: inline CSS and SVG, no script, nothing fetched.
+
+    docs_href: a relative link to the warehouse's dbt docs site (every model and column), if written;
+    docs_problem: why it was not.
+    """
     workloads = _frame(con, WORKLOADS_SQL)
     refreshed = con.execute("select max(first_seen_at) from ingest_manifest").fetchone()[0]
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     nav = "".join(f'<a href="#w-{html.escape(w)}">{html.escape(w)}</a>' for w in workloads["workload_id"])
     sections = [_workload_section(con, w, u) for w, u in zip(workloads["workload_id"], workloads["unit"])]
+    docs_link = (f'<a href="{html.escape(docs_href)}" id="sql-docs">tables and columns (dbt docs)</a>'
+                 if docs_href else "")
+    docs_note = f'<p class="meta" id="sql-docs-missing">{html.escape(docs_problem)}</p>' if docs_problem else ""
     body = f"""
 <h1>provider-eval report</h1>
 <p class="meta">Warehouse {html.escape(str(warehouse_path))} · report generated {generated}
  · newest input file seen {html.escape(refreshed.strftime('%Y-%m-%d %H:%M UTC') if refreshed else 'never')}</p>
 <nav>{nav}<a href="#memory-fit">memory fit</a><a href="#prices">price history</a>
-<a href="#validations">hardware validations</a><a href="#freshness">data freshness</a></nav>
+<a href="#validations">hardware validations</a><a href="#freshness">data freshness</a>{docs_link}</nav>
+{docs_note}
 <h2 id="costs">Cost per completed unit, per workload</h2>
 {_table(workloads, "No workloads in the warehouse.")}
 {''.join(sections)}
@@ -284,10 +296,23 @@ def render(con: duckdb.DuckDBPyConnection, warehouse_path: Path) -> str:
             f"<title>provider-eval report</title><style>{CSS}</style></head><body>{body}</body></html>\n")
 
 
+def _docs_site(warehouse_path: Path, out: Path) -> tuple[str | None, str | None]:
+    """Write the dbt docs site beside the warehouse: the report's link to it, or why there is none."""
+    if not warehouse_path.exists():
+        return None, None  # connect_published says what is wrong
+    # Here, not in every refresh: generating the site costs dbt's start-up and a parse (~3-5 CPU-s).
+    try:
+        site = dbt_docs_site.generate(warehouse_path.absolute())
+    except (OSError, ProviderEvalError) as exc:  # e.g. a warehouse folder this user cannot write
+        return None, f"The dbt docs site could not be written beside the warehouse: {exc}"
+    return urllib.request.pathname2url(os.path.relpath(site, out.absolute().parent)), None
+
+
 def write_report(warehouse_path: Path, out: Path) -> Path:
-    """Render the published warehouse's report to one HTML file."""
+    """Render the published warehouse's report to one HTML file, and its dbt docs site beside the warehouse."""
+    docs_href, docs_problem = _docs_site(warehouse_path, out)
     with warehouse.connect_published(warehouse_path) as con:
-        page = render(con, warehouse_path)
+        page = render(con, warehouse_path, docs_href, docs_problem)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")

@@ -4,6 +4,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import urllib.parse
 import zlib
 from pathlib import Path
 
@@ -64,6 +65,10 @@ def test_report_is_one_self_contained_file(sample_report, sample_warehouse):
     # Nothing fetched: no external src/href, no CSS url() or @import (SVG namespaces are not fetches).
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page)
     assert "url(" not in page and "@import" not in page
+    # The one link out: the dbt docs site written beside the warehouse (tests/test_sql_layer_docs.py).
+    docs = urllib.parse.unquote(re.search(r'<a href="([^"]+)" id="sql-docs">', page).group(1))
+    assert (sample_report.parent / docs).resolve() == (sample_warehouse.parent / "dbt_docs" / "index.html").resolve()
+    assert (sample_report.parent / docs).is_file()
     # cost bars + cost vs time for each of the three ranked workloads, the memory-fit heatmap of the
     # bundled model workloads, 5 GPU models' prices (MI300X, MI325X, MI350X; NVIDIA H200 and B200
     # from the SkyPilot Vast.ai catalog since issue 22)

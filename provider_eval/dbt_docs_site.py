@@ -1,0 +1,105 @@
+"""The offline dbt docs site of a published warehouse: one static HTML file beside it, nothing fetched."""
+import re
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from provider_eval import sql_compiled, sql_layer, warehouse
+from provider_eval.errors import SqlModelError
+from provider_eval.paths import SQL_DIR
+
+# A script, stylesheet, image or font from another host: `src="//…"`, `.src = "https://…"`,
+# `href="…"` on a <link>, CSS `url(//…)` or `@import "https://…"`. Links a reader clicks are not loads.
+_LOADS = (
+    re.compile(r"""\bsrc\s*[=:]\s*(["'])((?:https?:)?//[^"']*)\1""", re.I),
+    re.compile(r"""<link\b[^>]*\bhref\s*=\s*(["'])((?:https?:)?//[^"']*)\1""", re.I),
+    re.compile(r"""url\(\s*(["']?)((?:https?:)?//[^"')]*)\1\s*\)""", re.I),
+    re.compile(r"""@import\s+(?:url\(\s*)?(["'])((?:https?:)?//[^"']*)\1""", re.I),
+)
+
+# What the page may load: its own inline code and data: URLs, nothing from any host (nor file://).
+CSP = ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+       "script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data:; font-src data:\">")
+
+
+def site_path(warehouse_path: Path) -> Path:
+    """Where the site of a warehouse lives: dbt_docs/index.html beside it (like data_docs/)."""
+    return warehouse_path.parent / "dbt_docs" / "index.html"
+
+
+def external_loads(page: str) -> list[str]:
+    """Every URL on another host the page would fetch by itself (empty for an offline page)."""
+    return sorted({m.group(2) for pattern in _LOADS for m in pattern.finditer(page)})
+
+
+def offline(page: str) -> str:
+    """The page with every external load pointed at nothing, and a policy that refuses any other.
+
+    dbt's page loads Snowplow's tracker from a CDN when the manifest allows usage statistics; we
+    never allow them (sql_layer passes --no-send-anonymous-usage-stats), and the loader is removed
+    too. The Content-Security-Policy makes the browser refuse whatever a later dbt adds: the page
+    needs only its inline scripts and styles and data: fonts and images.
+    """
+    for pattern in _LOADS:
+        page = pattern.sub(lambda m: m.group(0).replace(m.group(2), "about:blank"), page)
+    head = re.search(r"<head[^>]*>", page, re.I)
+    if head is None:
+        raise SqlModelError("dbt docs generate wrote a page without <head>: cannot make it offline")
+    return page[:head.end()] + CSP + page[head.end():]
+
+
+def _read_only_profile(work_dir: Path, warehouse_path: Path) -> None:
+    """A dbt profile on the published file, opened read-only (readers and a refresh's swap go on)."""
+    sql_layer.write_profile(work_dir, warehouse_path, warehouse.BUILD_MEMORY_LIMIT, None)
+    profile_file = work_dir / "profiles.yml"
+    profile = yaml.safe_load(profile_file.read_text(encoding="utf-8"))
+    profile["provider_eval"]["outputs"]["build"]["config_options"] = {"access_mode": "READ_ONLY"}
+    profile_file.write_text(yaml.safe_dump(profile), encoding="utf-8")
+
+
+def _docs_generate(sql_dir: Path, work_dir: Path) -> None:
+    """`dbt docs generate --static` in this process, every file it writes under work_dir."""
+    from dbt.cli.main import dbtRunner  # dbt's import costs ~1 s: only when docs are generated
+
+    # sql_layer.invoke puts its options right after the command; `docs` is a group, whose options
+    # must follow its subcommand `generate`.
+    args = sql_layer._args("docs", sql_dir, work_dir, None)
+    args.insert(args.index("docs") + 1, "generate")
+    with sql_layer._DBT_LOCK:
+        try:
+            result = dbtRunner().invoke(args + ["--static"])
+        finally:
+            sql_layer._close_duckdb()
+    if result.exception is not None or not result.success:
+        raise SqlModelError(f"dbt docs generate failed: {result.exception or 'see the dbt log'}")
+
+
+def _stamp(warehouse_path: Path, sql_dir: Path) -> str:
+    """What a site was generated from: this version of sql/ (and dbt) and this published file."""
+    st = warehouse_path.stat()  # a refresh publishes a new file: another inode and mtime
+    return f"{sql_compiled.tree_hash(sql_dir)} {st.st_ino} {st.st_size} {st.st_mtime_ns}\n"
+
+
+def generate(warehouse_path: Path, sql_dir: Path = SQL_DIR) -> Path:
+    """Write the site of the published warehouse (models, columns, lineage, SQL); returns its path.
+
+    Kept when the site was generated from the same warehouse file and sql/: a second report costs
+    nothing, and a refresh or a changed model makes the next one regenerate it.
+    """
+    out = site_path(warehouse_path)
+    stamp_file = out.with_name(".generated-from")
+    stamp = _stamp(warehouse_path, sql_dir)
+    if out.is_file() and stamp_file.is_file() and stamp_file.read_text(encoding="utf-8") == stamp:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)  # before dbt runs: a folder we cannot write fails fast
+    with tempfile.TemporaryDirectory(prefix="provider-eval-dbt-docs-") as tmp:
+        work = Path(tmp)
+        _read_only_profile(work, warehouse_path)
+        _docs_generate(sql_dir, work)
+        page = offline((work / "target" / "static_index.html").read_text(encoding="utf-8"))
+    partial = out.with_name(out.name + ".tmp")
+    partial.write_text(page, encoding="utf-8")
+    partial.replace(out)
+    stamp_file.write_text(stamp, encoding="utf-8")
+    return out
