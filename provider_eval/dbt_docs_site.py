@@ -60,19 +60,9 @@ def _read_only_profile(work_dir: Path, warehouse_path: Path) -> None:
 
 def _docs_generate(sql_dir: Path, work_dir: Path) -> None:
     """`dbt docs generate --static` in this process, every file it writes under work_dir."""
-    from dbt.cli.main import dbtRunner  # dbt's import costs ~1 s: only when docs are generated
-
-    # sql_layer.invoke puts its options right after the command; `docs` is a group, whose options
-    # must follow its subcommand `generate`.
-    args = sql_layer._args("docs", sql_dir, work_dir, None)
-    args.insert(args.index("docs") + 1, "generate")
-    with sql_layer._DBT_LOCK:
-        try:
-            result = dbtRunner().invoke(args + ["--static"])
-        finally:
-            sql_layer._close_duckdb()
-    if result.exception is not None or not result.success:
-        raise SqlModelError(f"dbt docs generate failed: {result.exception or 'see the dbt log'}")
+    result = sql_layer.invoke("docs generate", sql_dir, work_dir, ["--static"])
+    if not result.success:
+        raise SqlModelError("dbt docs generate failed: see the dbt log")
 
 
 def _stamp(warehouse_path: Path, sql_dir: Path) -> str:

@@ -61,11 +61,12 @@ def write_profile(work_dir: Path, database: Path, memory_limit: str, spill_dir: 
 
 
 def _args(command: str, sql_dir: Path, work_dir: Path, target_dir: Path | None) -> list[str]:
+    # A command may be a group and its subcommand ("docs generate"): the options follow both.
     # No usage statistics, no version check, no console output (the caller logs each node), and
     # every file dbt writes goes into work_dir (or target_dir), never into sql/.
     return ["--no-send-anonymous-usage-stats", "--no-version-check", "--log-level", "none",
             "--log-level-file", "info", "--log-path", str(work_dir / "logs"),
-            command, "--project-dir", str(sql_dir), "--profiles-dir", str(work_dir),
+            *command.split(), "--project-dir", str(sql_dir), "--profiles-dir", str(work_dir),
             "--target-path", str(target_dir or work_dir / "target")]
 
 
