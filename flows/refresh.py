@@ -188,8 +188,11 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
                  node.name, node.status, node.seconds)
         progress.stage("load + SQL models + checks", finished, None)
 
+    # No spill folder for dbt: DuckDB may still hold the loaders' instance of this file (spilling
+    # into build_dir/spill) and refuses to switch a used one; a fresh instance spills into
+    # <build file>.tmp. Both are inside build_dir, removed with it.
     built = sql_layer.build(build_path, Path(sql_dir), Path(build_dir) / "dbt", warehouse.BUILD_MEMORY_LIMIT,
-                            Path(build_dir) / "spill", target_dir=Path(dbt_target_dir) if dbt_target_dir else None,
+                            None, target_dir=Path(dbt_target_dir) if dbt_target_dir else None,
                             on_node=node_done)
     if built.problem:
         return str(build_path), built.problem
