@@ -1,11 +1,11 @@
 """`provider-eval inputs`: each declared source's files, their lifecycle state and row counts."""
-from pathlib import Path
 from typing import Annotated
 
 import duckdb
 import typer
 
 from provider_eval import output, warehouse
+from provider_eval.cli.shared import WarehouseOpt
 from provider_eval.paths import DEFAULT_WAREHOUSE
 
 COLUMNS = ["source_name", "original_path", "version", "state", "rows_in", "rows_accepted", "rows_quarantined",
@@ -17,7 +17,7 @@ HEADERS = {"source_name": "source", "original_path": "file", "version": "v", "ro
 
 def inputs(
     source: Annotated[str | None, typer.Option("--source", "-s", help="Only this source (its name in sources.yaml).")] = None,
-    warehouse_path: Annotated[Path, typer.Option("--warehouse", "-w", help="DuckDB warehouse file.")] = DEFAULT_WAREHOUSE,
+    warehouse_path: WarehouseOpt = DEFAULT_WAREHOUSE,
     fmt: Annotated[str, typer.Option("--format", "-f", help="Output format: table, json or csv.")] = "table",
 ) -> None:
     """Each source's files: current / superseded / withdrawn / rejected, rows in / accepted / quarantined, first and last seen."""
