@@ -44,7 +44,8 @@ def test_the_quiet_exit_hides_only_the_teardown():
 
 def test_the_cli_entry_point_ends_quietly():
     done = python(HOLD_DUCKDB_TILL_EXIT + "hold_duckdb_till_exit()\nimport sys\n"
-                  "sys.argv = ['provider-eval', 'check-fit', '--model', 'llama-3.1-70b', '--gpu', 'MI300X', '--gpus', '4']\n"
+                  "sys.argv = ['provider-eval', 'check-fit', '--model', 'llama-3.1-70b', '--gpu', 'MI300X',"
+                  " '--gpus', '4']\n"
                   "from provider_eval.cli import main\nmain()")
     assert done.returncode == 0 and "fits" in done.stdout, done.stdout + done.stderr
     assert done.stderr == "", done.stderr
