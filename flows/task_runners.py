@@ -4,9 +4,22 @@ import os
 
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from provider_eval import quiet_exit
 from provider_eval.errors import ProviderEvalError
 
 RUNNERS = ("threads", "dask", "ray")
+# Every process that runs our tasks ends with DuckDB's benign nanobind "leaked" report unless its
+# teardown is quiet (provider_eval/quiet_exit.py); worker processes print to the user's terminal.
+DASK_WORKER_PRELOAD = "provider_eval.quiet_exit"  # its dask_setup runs as each worker we start comes up
+RAY_WORKER_SETUP_HOOK = "provider_eval.quiet_exit.install"  # Ray calls it in each worker process of the job
+
+
+class QuietThreadPoolTaskRunner(ThreadPoolTaskRunner):
+    """Prefect's thread pool; the process it runs in (a deployment's flow run too) gets the quiet teardown."""
+
+    def __enter__(self):
+        quiet_exit.install()
+        return super().__enter__()
 
 
 def share_ephemeral_api_with_workers() -> None:
@@ -30,7 +43,7 @@ def make_task_runner(name: str = "threads", address: str | None = None, workers:
     if name == "threads":
         # Bounded: one thread per file would mean thousands of threads at scale (measured by make bench),
         # and parsing is CPU-bound polars work that gains nothing past a few threads per core.
-        return ThreadPoolTaskRunner(max_workers=workers or 2 * (os.cpu_count() or 1))
+        return QuietThreadPoolTaskRunner(max_workers=workers or 2 * (os.cpu_count() or 1))
     if name == "dask":
         # Dask's own INFO chatter (scheduler/nanny start and stop) is not the user's business;
         # set before distributed is imported so worker processes inherit it too.
@@ -40,10 +53,11 @@ def make_task_runner(name: str = "threads", address: str | None = None, workers:
         logging.getLogger("distributed").setLevel(logging.WARNING)
         share_ephemeral_api_with_workers()
         if address:
-            return DaskTaskRunner(address=address)
+            return DaskTaskRunner(address=address)  # its workers are the cluster's: their output is not ours
         # Processes, not threads: parsing is CPU-bound Python/polars work.
         return DaskTaskRunner(cluster_kwargs={"n_workers": workers or 2, "threads_per_worker": 1,
-                                              "processes": True, "dashboard_address": None})
+                                              "processes": True, "dashboard_address": None,
+                                              "preload": [DASK_WORKER_PRELOAD]})
     if name == "ray":
         try:
             from prefect_ray import RayTaskRunner
@@ -51,5 +65,7 @@ def make_task_runner(name: str = "threads", address: str | None = None, workers:
             raise ProviderEvalError(
                 "the ray task runner needs the optional extra: pip install 'provider-eval[ray]'") from None
         share_ephemeral_api_with_workers()
-        return RayTaskRunner(address=address) if address else RayTaskRunner()
+        # Ray streams its workers' output to this process, on a cluster it starts or one it joins alike.
+        init_kwargs = {"runtime_env": {"worker_process_setup_hook": RAY_WORKER_SETUP_HOOK}}
+        return RayTaskRunner(address=address, init_kwargs=init_kwargs)
     raise ProviderEvalError(f"unknown task runner {name!r}; choose one of {', '.join(RUNNERS)}")

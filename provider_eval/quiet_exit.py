@@ -3,6 +3,8 @@ import atexit
 import os
 import sys
 
+_installed = False
+
 
 def _close_stderr_for_teardown() -> None:
     # Registered before Prefect is imported, so it runs after every other atexit handler (LIFO).
@@ -18,5 +20,13 @@ def _close_stderr_for_teardown() -> None:
 
 
 def install() -> None:
-    """Silence stderr only for the final teardown, after all output and atexit work is done."""
-    atexit.register(_close_stderr_for_teardown)
+    """Silence stderr only for the final teardown, after all output and atexit work is done (once per process)."""
+    global _installed
+    if not _installed:
+        _installed = True
+        atexit.register(_close_stderr_for_teardown)
+
+
+def dask_setup(worker) -> None:
+    """Dask preload hook (distributed calls it as a worker starts): the worker's teardown is quiet too."""
+    install()

@@ -1,12 +1,11 @@
 """`provider-eval inputs`: each declared source's files, their lifecycle state and row counts."""
-from pathlib import Path
 from typing import Annotated
 
 import duckdb
 import typer
 
 from provider_eval import output, warehouse
-from provider_eval.paths import warehouse_or_default
+from provider_eval.cli.shared import WarehouseOpt
 
 COLUMNS = ["source_name", "original_path", "version", "state", "rows_in", "rows_accepted", "rows_quarantined",
            "first_seen_at", "last_seen_at", "reason"]
@@ -17,8 +16,7 @@ HEADERS = {"source_name": "source", "original_path": "file", "version": "v", "ro
 
 def inputs(
     source: Annotated[str | None, typer.Option("--source", "-s", help="Only this source (its name in sources.yaml).")] = None,
-    warehouse_path: Annotated[Path, typer.Option("--warehouse", "-w", callback=warehouse_or_default,
-                                                 help="DuckDB warehouse file.")] = None,
+    warehouse_path: WarehouseOpt = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="Output format: table, json or csv.")] = "table",
 ) -> None:
     """Each source's files: current / superseded / withdrawn / rejected, rows in / accepted / quarantined, first and last seen."""
