@@ -6,6 +6,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.states import Failed
 
 from flows.probe import validate
+from flows.task_runners import make_task_runner
 from provider_eval.errors import ProviderEvalError
 from provider_eval.paths import DEFAULT_WAREHOUSE
 
@@ -22,7 +23,7 @@ def probe_and_decide(host: str, offer_id: str, user: str, port: int, identity_fi
                                   workload_timeout_s=workload_timeout_s)
 
 
-@flow(name="validate-host", log_prints=False)
+@flow(name="validate-host", log_prints=False, task_runner=make_task_runner("threads"))
 def validate_host(
     host: str,
     offer_id: str,
