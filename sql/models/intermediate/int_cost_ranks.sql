@@ -1,7 +1,7 @@
 -- One row per workload × costed configuration (measured or estimated), numbered by cost per completed
 -- unit within its kind (1 = cheapest); rankings and estimate_rankings each take one kind.
 with costs as (
-    select * from {{ ref('workload_costs') }} where status in ('ranked', 'estimated')
+    select * from {{ ref('int_workload_costs') }} where status in ('ranked', 'estimated')
 ),
 
 final as (

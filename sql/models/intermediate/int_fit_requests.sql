@@ -11,7 +11,7 @@ gpus as (
 ),
 
 offered as (
-    select distinct gpu_model, gpus_per_node as gpu_count from {{ ref('offers') }}
+    select distinct gpu_model, gpus_per_node as gpu_count from {{ ref('int_offers') }}
 ),
 
 counts as (

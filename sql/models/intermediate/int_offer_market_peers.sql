@@ -184,12 +184,12 @@ market_mads as (
 
 final as (
     select
-        l.source_name, l.provider, l.offer_id, l.billing_model, l.tier, l.commitment_term_hours,
+        l.offer_option_id, l.source_name, l.provider, l.offer_id, l.billing_model, l.tier, l.commitment_term_hours,
         ps.median_usd as single_gpu_peer_usd,
         pa.median_usd as any_peer_usd,
         mm.market_peers,
         mm.market_median_ln_usd,
-        1.4826 * md.market_mad_ln_usd as market_sd_ln_usd,
+        conv.mad_to_sigma * md.market_mad_ln_usd as market_sd_ln_usd,
         mm.market_median_usd
     from latest as l
     left join provider_medians as ps
@@ -202,6 +202,7 @@ final as (
     left join own_values as ov on ov.option_id = l.option_id
     left join market_medians as mm on mm.option_id = ov.value_id
     left join market_mads as md on md.option_id = ov.value_id
+    cross join {{ ref('stg_conventions') }} as conv
 )
 
 select * from final

@@ -13,7 +13,7 @@ fx as (
 
 offers_priced as (
     -- A pending quote carries no price yet: there is nothing to cost.
-    select * from {{ ref('offers') }} where price_amount is not null
+    select * from {{ ref('int_offers') }} where price_amount is not null
 ),
 
 source_observations as (
@@ -92,16 +92,16 @@ measured as (
 ),
 
 memory as (
-    select * from {{ ref('memory_fit') }}
+    select * from {{ ref('int_memory_fit') }}
 ),
 
 compat as (
-    select * from {{ ref('compat_checks') }}
+    select * from {{ ref('int_compat_checks') }}
 ),
 
 latest_validations as (
     -- Only an offer's newest on-hardware validation counts.
-    select offer_id, validation_id, verdict from {{ ref('hardware_validations') }} where is_latest_for_offer
+    select offer_id, validation_id, verdict from {{ ref('stg_hardware_validations') }} where is_latest_for_offer
 ),
 
 gpus as (
@@ -266,7 +266,7 @@ final as (
     select
         w.workload_id, w.kind, w.unit, w.quantity, w.storage_gb, w.egress_gb, w.setup_hours,
         w.utilisation, lower(w.engine) as workload_engine,
-        o.offer_id, o.provider, o.gpu_model, o.gpus_per_node, o.billing_model, o.tier,
+        o.offer_option_id, o.offer_id, o.provider, o.gpu_model, o.gpus_per_node, o.billing_model, o.tier,
         o.commitment_term_hours, o.usd_per_gpu_hour, o.usd_per_node_hour, o.price_amount, o.currency,
         o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
         o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
