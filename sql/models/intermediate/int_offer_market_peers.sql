@@ -13,8 +13,7 @@ with latest as (
         row_number() over (order by source_name, provider, offer_id, billing_model, tier,
             commitment_term_hours) as option_id,
         -- The same offer in every source that lists it: the cross-source key the cost model uses.
-        dense_rank() over (order by provider, gpu_model, gpus_per_node, billing_model, tier,
-            commitment_term_hours) as market_key,
+        cross_source_option_id as market_key,
         coalesce(regexp_matches(notes, '^\s*hypothetical\b', 'i'), false) as is_hypothetical
     from {{ ref('int_quote_latest') }}
 ),

@@ -1,7 +1,8 @@
 -- One row per offer option (offer × billing option, per source) as it stands now: the latest
 -- observation of each, flagged when stale, pending (requested, no price yet), when its price scope
 -- looks mistaken or its price is an outlier (int_offer_price_flags), with seed 000's procurement
--- checklist (int_offer_checklist). The offers mart publishes it without the internal offer_option_id.
+-- checklist (int_offer_checklist). The offers mart publishes it without the internal keys
+-- offer_option_id and cross_source_option_id.
 with latest as (
     select * from {{ ref('int_quote_latest') }}
 ),
@@ -20,7 +21,7 @@ gpus as (
 
 final as (
     select
-        f.offer_option_id,
+        f.offer_option_id, f.cross_source_option_id,
         f.offer_id, f.provider, f.gpu_model, f.gpus_per_node, f.billing_model,
         f.usd_per_gpu_hour, f.usd_per_node_hour,
         f.price_amount, f.currency, f.price_unit, f.price_scope,

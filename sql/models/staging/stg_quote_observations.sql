@@ -1,6 +1,7 @@
 -- One row per quote observation (offer × billing option seen in one file), with prices converted
 -- to USD per GPU-hour and per node-hour. Units and currency are converted here, once, and each
--- offer option gets its one key (offer_option_id), which every later model joins on.
+-- offer option gets its one key (offer_option_id, and cross_source_option_id across sources),
+-- which every later model joins on.
 with observations as (
     select * from {{ source('raw', 'quote_observations') }}
 ),
@@ -95,7 +96,11 @@ final as (
         -- One offer option (offer × billing option, per source): the grain of int_quote_latest and
         -- offers, as one key. A tier or commitment term left empty is part of it (null ≠ '').
         md5(to_json([source_name, provider, offer_id, billing_model, tier, commitment_term_hours::varchar]))
-            as offer_option_id
+            as offer_option_id,
+        -- The same option in every source that lists it (provider × GPU model × GPUs per node × billing
+        -- option): the cost model costs it once, from the source that observed it last.
+        md5(to_json([provider, gpu_model, gpus_per_node::varchar, billing_model, tier, commitment_term_hours::varchar]))
+            as cross_source_option_id
     from converted
 )
 
