@@ -6,6 +6,7 @@ with costs as (
 
 final as (
     select
+        offer_option_id,
         workload_id,
         status,
         row_number() over (

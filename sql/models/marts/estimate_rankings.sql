@@ -6,7 +6,7 @@ with estimated as (
 ),
 
 final as (
-    select * exclude (status)
+    select * exclude (offer_option_id, status)
     from estimated
 )
 

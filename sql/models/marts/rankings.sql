@@ -5,7 +5,7 @@ with ranked as (
 ),
 
 final as (
-    select * exclude (status, estimate_basis)
+    select * exclude (offer_option_id, status, estimate_basis)
     from ranked
 )
 
