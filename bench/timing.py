@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import flows.ingest.stage as stage_module
 import flows.refresh as refresh_module
-from provider_eval import sql_models, warehouse
+from provider_eval import sql_layer, warehouse
 
 PAGE_BYTES = 4096
 
@@ -62,7 +62,8 @@ class StageClock:
         self.staged_by_format: dict[str, list[tuple[float, float]]] = defaultdict(list)  # stage_file calls
         self.samples: list[tuple[float, int]] = []
         self.cpu: list[tuple[float, float]] = []  # (time, process CPU seconds): less load-sensitive than wall time
-        self.model_seconds: dict[str, float] = {}  # the last build_models call: seconds per SQL model
+        self.model_seconds: dict[str, float] = {}  # the last dbt build: seconds per SQL model
+        self.check_seconds = 0.0  # the last dbt build: seconds of its data tests together
         self._sample_s, self._stop, self._lock = sample_s, threading.Event(), threading.Lock()
 
     def _wrap(self, stage: str, fn):
@@ -70,8 +71,9 @@ class StageClock:
             start = time.perf_counter()
             try:
                 result = fn(*args, **kwargs)
-                if stage == "sql_models":  # build_models returns each model's time
-                    self.model_seconds = {b.name: round(b.seconds, 3) for b in result}
+                if stage == "sql_models":  # dbt build returns each model's and each check's time
+                    self.model_seconds = {b.name: round(b.seconds, 3) for b in result.models}
+                    self.check_seconds = round(sum(n.seconds for n in result.nodes if n.resource_type == "test"), 3)
                 return result
             finally:
                 end = time.perf_counter()
@@ -111,7 +113,7 @@ class StageClock:
             (stage_module, "validate_frames", "validate"), (stage_module, "validate_details", "validate"),
             (refresh_module, "load_workloads", "load"), (refresh_module, "load_reference", "load"),
             (refresh_module, "load_staged", "load"), (refresh_module, "load_validations", "load"),
-            (sql_models, "build_models", "sql_models"), (sql_models, "run_checks", "checks"),
+            (sql_layer, "build", "sql_models"),
             (refresh_module, "quality_gate", "quality_gate"), (warehouse, "publish", "publish"),
         ]
         originals = [(mod, name, getattr(mod, name)) for mod, name, _ in patches]
@@ -137,7 +139,7 @@ class StageClock:
         staged_busy = _busy(self.intervals.get("parse", []))
         validate_share = _busy(self.intervals.get("validate", [])) / staged_busy if staged_busy else 0.0
         staged_wall = _union(self.intervals.get("parse", []))
-        for stage in ("land", "parse", "validate", "load", "sql_models", "checks", "quality_gate", "publish"):
+        for stage in ("land", "parse", "validate", "load", "sql_models", "quality_gate", "publish"):
             spans = self.intervals.get(stage, [])
             busy, wall = _busy(spans), _union(spans)
             if stage == "parse":

@@ -1,5 +1,4 @@
 """Answer check-fit and check-compat with the refresh's own SQL models, run on a one-row input table."""
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -8,7 +7,7 @@ import duckdb
 from flows.ingest import names
 from flows.load import load_empty, load_reference
 from models.model_configs import ModelConfig
-from provider_eval import sql_models
+from provider_eval import sql_compiled
 from provider_eval.paths import REFERENCE_DIR, SQL_DIR
 
 FIT_INPUT = "int_fit_requests"
@@ -29,33 +28,22 @@ COMPAT_COLUMNS = {
 }
 
 
-def _upstream(models: dict[str, sql_models.SqlModel], target: str, provided: str) -> list[sql_models.SqlModel]:
-    """The models `target` needs (itself included) in build order, stopping at the provided table."""
-    needed, stack = {}, [target]
-    while stack:
-        name = stack.pop()
-        if name in needed or name == provided or name not in models:
-            continue
-        needed[name] = models[name]
-        code = sql_models._COMMENT.sub(" ", models[name].sql)
-        stack.extend(n for n in models if n != name and re.search(rf"\b{re.escape(n)}\b", code))
-    return sql_models.build_order(list(needed.values()))
-
-
 def run(inputs: list[dict], input_table: str, columns: dict[str, str], result_table: str,
         sql_dir: Path = SQL_DIR, reference_dir: Path = REFERENCE_DIR) -> tuple[list[str], list[tuple]]:
     """Load reference data into memory, add the input rows, build the result model and read it."""
-    models = {m.name: m for m in sql_models.discover(sql_dir)}
+    models = sql_compiled.compiled_models(sql_dir)
+    chain = sql_compiled.upstream(models, result_table, {input_table})
     with duckdb.connect() as con:
+        sql_compiled.create_schemas(con)
         load_reference(con, reference_dir)
         # One-row checks run on the bundled catalog alone: no model-config source is declared.
-        load_empty(con, "raw_model_configs", ModelConfig)
-        con.execute(f'create table "{input_table}" (' + ", ".join(f"{c} {t}" for c, t in columns.items()) + ")")
-        con.executemany(f'insert into "{input_table}" values (' + ", ".join("?" for _ in columns) + ")",
+        load_empty(con, "model_configs", ModelConfig)
+        table = f'{models[input_table].schema}."{input_table}"'
+        con.execute(f"create table {table} (" + ", ".join(f"{c} {t}" for c, t in columns.items()) + ")")
+        con.executemany(f"insert into {table} values (" + ", ".join("?" for _ in columns) + ")",
                         [[row.get(c) for c in columns] for row in inputs])
-        for model in _upstream(models, result_table, input_table):
-            con.execute(f'create table "{model.name}" as\n{model.sql.strip().rstrip(";")}')
-        cur = con.execute(f'select * from "{result_table}"')
+        sql_compiled.build(con, chain)
+        cur = con.execute(f'select * from {models[result_table].schema}."{result_table}"')
         return [d[0] for d in cur.description], cur.fetchall()
 
 
@@ -114,8 +102,8 @@ def load_catalog(reference_dir: Path = REFERENCE_DIR) -> Catalog:
         def column(sql: str) -> list:
             return [r[0] for r in con.execute(sql).fetchall()]
         return Catalog(
-            model_ids=column("select model_id from ref_llm_models order by 1"),
-            precisions=column("select precision from ref_precisions order by 1"),
-            gpu_models=column("select model from ref_gpus order by 1"),
+            model_ids=column("select model_id from ref.llm_models order by 1"),
+            precisions=column("select precision from ref.precisions order by 1"),
+            gpu_models=column("select model from ref.gpus order by 1"),
             reference_dir=reference_dir,
         )

@@ -25,6 +25,7 @@ class NodeResult:
     seconds: float
     message: str | None
     failures: int | None = None
+    path: str | None = None  # the file that defines it, relative to sql/
 
     @property
     def ok(self) -> bool:
@@ -106,7 +107,7 @@ def _node_results(run_result) -> list[NodeResult]:
     for r in run_result.results if run_result is not None else []:
         status = str(getattr(r.status, "value", r.status))
         out.append(NodeResult(r.node.name, r.node.resource_type, status, float(r.execution_time or 0.0),
-                              r.message, getattr(r, "failures", None)))
+                              r.message, getattr(r, "failures", None), getattr(r.node, "original_file_path", None)))
     return out
 
 
@@ -120,7 +121,8 @@ def describe_failures(nodes: list[NodeResult]) -> str | None:
     for n in bad:
         what = "SQL model" if n.resource_type == "model" else "check"
         detail = f"{n.failures} offending row(s)" if n.status == "fail" and n.failures else (n.message or n.status)
-        lines.append(f"  {what} {n.name} {n.status}: {' '.join(str(detail).split())}")
+        where = f" ({n.path})" if n.path else ""
+        lines.append(f"  {what} {n.name}{where} {n.status}: {' '.join(str(detail).split())}")
     if skipped:
         lines.append(f"  {len(skipped)} node(s) skipped because of it: {', '.join(sorted(skipped)[:8])}"
                      + (" …" if len(skipped) > 8 else ""))

@@ -55,8 +55,8 @@ def test_failed_checks_keep_the_previous_warehouse(tmp_path):
     published = _digest(warehouse)
     broken_sql = tmp_path / "sql"
     shutil.copytree(SQL_DIR, broken_sql)
-    (broken_sql / "checks" / "assert_nothing_ranked.sql").write_text(
-        "-- deliberately failing check for this test\nselect * from rankings\n")
+    (broken_sql / "tests" / "assert_nothing_ranked.sql").write_text(
+        "-- deliberately failing check for this test\nselect * from {{ ref('rankings') }}\n")
     state = run_refresh(warehouse, sql_dir=broken_sql)
     assert state.is_failed()
     assert "assert_nothing_ranked" in state.message and "the previous warehouse stays published" in state.message
@@ -80,8 +80,8 @@ def test_a_broken_sql_model_fails_with_its_file_name(tmp_path):
     warehouse = tmp_path / "w.duckdb"
     broken_sql = tmp_path / "sql"
     shutil.copytree(SQL_DIR, broken_sql)
-    (broken_sql / "marts" / "rankings.sql").write_text("select no_such_column from workload_costs\n")
+    (broken_sql / "models" / "marts" / "rankings.sql").write_text("select no_such_column from {{ ref('workload_costs') }}\n")
     state = run_refresh(warehouse, sql_dir=broken_sql)
     assert state.is_failed()
-    assert "marts/rankings.sql" in state.message
+    assert "models/marts/rankings.sql" in state.message
     assert not warehouse.exists()

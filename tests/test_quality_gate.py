@@ -52,8 +52,8 @@ def _broken_sql(tmp_path: Path) -> Path:
     so that only the great-expectations gate stands between it and publication."""
     sql_dir = tmp_path / "sql"
     shutil.copytree(SQL_DIR, sql_dir)
-    (sql_dir / "checks" / "assert_ranked_costs_finite_positive.sql").unlink()
-    rankings = sql_dir / "marts" / "rankings.sql"
+    (sql_dir / "tests" / "assert_ranked_costs_finite_positive.sql").unlink()
+    rankings = sql_dir / "models" / "marts" / "rankings.sql"
     text = rankings.read_text()
     assert "select * exclude (status, estimate_basis)" in text
     rankings.write_text(text.replace(
@@ -106,7 +106,7 @@ def _failures(build: Path, tmp_path: Path) -> list:
 def test_price_outside_the_gpu_models_band_is_reported_not_blocking(published, tmp_path):
     # A per-node price of an 8-GPU MI300X node read as a per-GPU price: 15.92 $/GPU-h. One row:
     # row-level (the SQL excludes it as PRICE_IMPLAUSIBLE), so the gate reports it and passes.
-    build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = 15.92 "
+    build = _tampered_copy(published, tmp_path, "update marts.offers set usd_per_gpu_hour = 15.92 "
                            "where offer_id = 'hotaisle-mi300x-1'")
     result = validate(build, tmp_path / "docs")
     assert result.success and result.blocking == []
@@ -117,7 +117,7 @@ def test_price_outside_the_gpu_models_band_is_reported_not_blocking(published, t
 
 def test_many_prices_outside_the_band_are_systemic_and_block(published, tmp_path):
     # Every MI300X price × 100 (a unit or currency bug in a whole source): beyond the row-level limit.
-    build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = usd_per_gpu_hour * 100 "
+    build = _tampered_copy(published, tmp_path, "update marts.offers set usd_per_gpu_hour = usd_per_gpu_hour * 100 "
                            "where gpu_model = 'MI300X'")
     result = validate(build, tmp_path / "docs")
     assert not result.success
@@ -126,7 +126,7 @@ def test_many_prices_outside_the_band_are_systemic_and_block(published, tmp_path
 
 
 def test_model_without_its_own_band_uses_the_fallback(published, tmp_path):
-    build = _tampered_copy(published, tmp_path, "update offers set usd_per_gpu_hour = 40 "
+    build = _tampered_copy(published, tmp_path, "update marts.offers set usd_per_gpu_hour = 40 "
                            "where gpu_model = 'MI350X' and quote_status = 'quoted'")
     failures = _failures(build, tmp_path)
     assert [(f.column, f.unexpected_rows, f.blocking) for f in failures] == [("usd_per_gpu_hour", 1, False)]
@@ -135,7 +135,7 @@ def test_model_without_its_own_band_uses_the_fallback(published, tmp_path):
 
 def test_quote_from_the_future_fails(published, tmp_path):
     future = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=2)).isoformat()
-    build = _tampered_copy(published, tmp_path, f"update offer_history set observed_at = '{future}' "
+    build = _tampered_copy(published, tmp_path, f"update marts.offer_history set observed_at = '{future}' "
                            "where offer_id = 'hotaisle-mi300x-1'")
     failures = _failures(build, tmp_path)
     assert [(f.table, f.column, f.unexpected_rows, f.blocking) for f in failures] == [
@@ -144,9 +144,9 @@ def test_quote_from_the_future_fails(published, tmp_path):
 
 def test_lost_rows_fail_the_row_count(published, tmp_path):
     with duckdb.connect(str(published), read_only=True) as con:
-        accepted = con.execute("select count(*) from stg_quote_observations").fetchone()[0]
+        accepted = con.execute("select count(*) from staging.stg_quote_observations").fetchone()[0]
     build = _tampered_copy(published, tmp_path,
-                           "delete from stg_quote_observations where offer_id = 'hotaisle-mi300x-1'")
+                           "delete from staging.stg_quote_observations where offer_id = 'hotaisle-mi300x-1'")
     failures = _failures(build, tmp_path)
     assert [(f.suite, f.expectation, f.blocking) for f in failures] == [("stg_quote_observations_row_count",
                                                                          "expect_table_row_count_to_equal", True)]
@@ -154,7 +154,7 @@ def test_lost_rows_fail_the_row_count(published, tmp_path):
 
 
 def test_ranked_row_without_evidence_fails(published, tmp_path):
-    build = _tampered_copy(published, tmp_path, "update rankings set benchmark_run_ids = [] "
+    build = _tampered_copy(published, tmp_path, "update marts.rankings set benchmark_run_ids = [] "
                            "where rank = 1 and workload_id = 'seed-000-same-task'")
     failures = _failures(build, tmp_path)
     assert [(f.column, f.unexpected_rows) for f in failures] == [("evidence_run_ids", 1)]
@@ -162,8 +162,8 @@ def test_ranked_row_without_evidence_fails(published, tmp_path):
 
 def test_estimates_must_be_labelled_costed_and_based(published, tmp_path):
     build = _tampered_copy(published, tmp_path, """
-        update estimate_rankings set throughput_source = 'measured' where rank = 1;
-        update estimate_rankings set estimate_basis = null, total_cost_usd = -1 where rank = 2""")
+        update marts.estimate_rankings set throughput_source = 'measured' where rank = 1;
+        update marts.estimate_rankings set estimate_basis = null, total_cost_usd = -1 where rank = 2""")
     failures = _failures(build, tmp_path)
     assert {(f.suite, f.column, f.unexpected_rows) for f in failures} == {
         ("estimate_rankings", "throughput_source", 1), ("estimate_rankings", "estimate_basis", 1),
@@ -173,9 +173,9 @@ def test_estimates_must_be_labelled_costed_and_based(published, tmp_path):
 def test_sensitivity_must_be_finite_and_within_the_ranking(published, tmp_path):
     n_ranked = query(published, "select count(*) from rankings where workload_id = 'seed-000-same-task'")[0][0]
     build = _tampered_copy(published, tmp_path, f"""
-        update ranking_sensitivity set break_even_usd_per_gpu_hour = -1.5
+        update marts.ranking_sensitivity set break_even_usd_per_gpu_hour = -1.5
             where workload_id = 'seed-000-same-task' and rank = 2;
-        update ranking_sensitivity set rank_at_30pct = {n_ranked + 1}
+        update marts.ranking_sensitivity set rank_at_30pct = {n_ranked + 1}
             where workload_id = 'seed-000-same-task' and rank = 3""")
     failures = _failures(build, tmp_path)
     assert {(f.suite, f.column or f.expectation, f.unexpected_rows) for f in failures} == {
@@ -185,7 +185,7 @@ def test_sensitivity_must_be_finite_and_within_the_ranking(published, tmp_path):
 
 def test_no_estimates_and_no_sensitivity_rows_pass(published, tmp_path):
     """A warehouse where nothing needs estimating (or nothing is ranked) is not a failure."""
-    build = _tampered_copy(published, tmp_path, "delete from estimate_rankings; delete from ranking_sensitivity")
+    build = _tampered_copy(published, tmp_path, "delete from marts.estimate_rankings; delete from marts.ranking_sensitivity")
     assert _failures(build, tmp_path) == []
 
 

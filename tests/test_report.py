@@ -123,19 +123,19 @@ def filled_warehouse(sample_warehouse, tmp_path) -> Path:
     shutil.copy(sample_warehouse, copy)
     with duckdb.connect(str(copy)) as con:
         # By name: other stages add columns to these marts; the report needs only the SPEC's.
-        con.execute("""insert into memory_fit by name
+        con.execute("""insert into marts.memory_fit by name
             select * from (values
                 ('seed-000-same-task', 'MI300X', 1, 100, 200, true, 1),
                 ('seed-000-same-task', 'RX 7900 XTX', 1, 100, 24, false, null),
                 ('seed-000-same-task', 'RX 7900 XTX', 8, 20, 24, true, 8))
             as t(workload_id, gpu_model, gpu_count, required_bytes_per_gpu, available_bytes_per_gpu, fits, min_gpus)""")
-        con.execute("""insert into hardware_validations by name
+        con.execute("""insert into marts.hardware_validations by name
             select * from (values
                 ('v1', 'host-a', 'hotaisle-mi300x-1', 'fail', ['ROCM_SMOKE_FAILED'], '2026-01-01T00:00:00Z'::timestamptz),
                 ('v2', 'host-a', 'hotaisle-mi300x-1', 'pass', ['DRIVER_NOTE', 'KERNEL_NOTE'], '2026-02-01T00:00:00Z'::timestamptz))
             as t(validation_id, host, offer_id, verdict, reasons, validated_at)""")
         # Median latencies: MI350X 500 ms, MI325X 600 ms (dearer and slower: dominated), MI300X 300 ms.
-        con.execute("""insert into benchmark_requests by name
+        con.execute("""insert into marts.benchmark_requests by name
             select run_id, i as request_index, 10 as input_tokens, 10 as output_tokens, 1.0 as ttft_ms,
                    latency_ms, null as error, 'test' as source_name
             from (values ('seed-000-mi350x', 500.0), ('seed-000-mi325x', 600.0), ('seed-000-mi300x', 300.0))
@@ -173,8 +173,8 @@ def test_report_of_an_empty_warehouse_says_so(sample_warehouse, tmp_path):
     copy = tmp_path / "empty.duckdb"
     shutil.copy(sample_warehouse, copy)
     with duckdb.connect(str(copy)) as con:
-        con.execute("delete from rankings; delete from workload_costs; delete from offers; delete from offer_history;"
-                    " delete from memory_fit")
+        con.execute("delete from marts.rankings; delete from marts.workload_costs; delete from marts.offers; delete from marts.offer_history;"
+                    " delete from marts.memory_fit")
     page = report.write_report(copy, tmp_path / "empty.html").read_text(encoding="utf-8")
     assert "<svg" not in page
     for text in ("No workloads in the warehouse.", "No data yet: the memory_fit mart is empty.",

@@ -1,0 +1,114 @@
+"""The dbt models as compiled SQL (from dbt's manifest), run on any DuckDB connection in graph order.
+
+check-fit and check-compat answer from the same model definitions as the refresh, on a few input
+rows in memory, without dbt's start-up per call: the project is compiled once per version of
+sql/ (and of dbt) and the manifest is kept in a cache.
+"""
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from graphlib import TopologicalSorter
+from pathlib import Path
+
+import duckdb
+
+from provider_eval import sql_layer
+from provider_eval.errors import SqlModelError
+
+SCHEMAS = ("raw", "ref", "staging", "intermediate", "marts")
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """One model: its name, the schema it lives in, its compiled select and the models it reads."""
+
+    name: str
+    schema: str
+    sql: str
+    depends_on: tuple[str, ...]
+
+
+def tree_hash(sql_dir: Path) -> str:
+    """A digest of every file of the dbt project and of dbt's version: the manifest's cache key."""
+    from dbt.version import __version__ as dbt_version
+
+    digest = hashlib.sha256(dbt_version.encode())
+    for path in sorted(p for p in sql_dir.rglob("*") if p.is_file() and p.suffix in {".sql", ".yml", ".yaml", ".md"}):
+        digest.update(str(path.relative_to(sql_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def cache_root() -> Path:
+    """Where compiled manifests are kept (PROVIDER_EVAL_CACHE_DIR, else the user's cache folder)."""
+    base = os.environ.get("PROVIDER_EVAL_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "provider-eval"
+    return Path(base).expanduser() / "dbt-manifests"
+
+
+def compile_manifest(sql_dir: Path) -> dict:
+    """dbt's manifest with every model's compiled SQL, from the cache or compiled now (~5 s, once)."""
+    cached = cache_root() / tree_hash(sql_dir) / "manifest.json"
+    if cached.exists():
+        return sql_layer.read_manifest(cached.parent)
+    cached.parent.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="compile-", dir=cached.parent.parent))
+    try:
+        sql_layer.write_profile(work, Path(":memory:"), "1GB", None)
+        result = sql_layer.invoke("compile", sql_dir, work, ["--select", "resource_type:model", "resource_type:test"])
+        if not result.success:
+            raise SqlModelError(f"dbt could not compile {sql_dir}: {result.exception or 'see its log'}")
+        # Another process may have compiled the same tree meanwhile: either copy is the same.
+        target = work / "target"
+        try:
+            os.replace(target, cached.parent)
+        except OSError:
+            pass
+        return sql_layer.read_manifest(cached.parent)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def compiled_models(sql_dir: Path) -> dict[str, CompiledModel]:
+    """Every model of the project by name, with its compiled SQL."""
+    nodes = compile_manifest(sql_dir)["nodes"]
+    by_id = {uid: n for uid, n in nodes.items() if n["resource_type"] == "model"}
+    return {n["name"]: CompiledModel(n["name"], n["schema"], n["compiled_code"].strip().rstrip(";"),
+                                     tuple(by_id[d]["name"] for d in n["depends_on"]["nodes"] if d in by_id))
+            for n in by_id.values()}
+
+
+def compiled_checks(sql_dir: Path) -> dict[str, str]:
+    """Every data test (sql/tests/*.sql and the generic ones) by name: a select of its offending rows."""
+    nodes = compile_manifest(sql_dir)["nodes"]
+    return {n["name"]: n["compiled_code"].strip().rstrip(";") for n in nodes.values() if n["resource_type"] == "test"}
+
+
+def upstream(models: dict[str, CompiledModel], target: str, provided: set[str] = frozenset()) -> list[CompiledModel]:
+    """The models `target` needs (itself included) in build order, not going past the provided ones."""
+    needed, stack = {}, [target]
+    while stack:
+        name = stack.pop()
+        if name in needed or name in provided:
+            continue
+        if name not in models:
+            raise SqlModelError(f"no SQL model named {name}")
+        needed[name] = models[name]
+        stack.extend(models[name].depends_on)
+    order = TopologicalSorter({n: [d for d in m.depends_on if d in needed] for n, m in needed.items()}).static_order()
+    return [needed[n] for n in order]
+
+
+def create_schemas(con: duckdb.DuckDBPyConnection) -> None:
+    """The layers' schemas, on a connection that has none yet (an in-memory database)."""
+    for schema in SCHEMAS:
+        con.execute(f"create schema if not exists {schema}")
+
+
+def build(con: duckdb.DuckDBPyConnection, models: list[CompiledModel]) -> None:
+    """Create each model as a table in its schema, in the order given."""
+    for model in models:
+        try:
+            con.execute(f'create or replace table {model.schema}."{model.name}" as\n{model.sql}')
+        except duckdb.Error as exc:
+            raise SqlModelError(f"SQL model {model.name} failed: {exc}") from None
