@@ -1,6 +1,7 @@
 -- One row per current offer (provider × GPU model × billing model × offer_id, all its sources, tiers
 -- and terms) × peer set: the median $/GPU-hour of the provider's other offers of that GPU model and
--- billing model — single-GPU ones ('single': their scope cannot be wrong) or all ('any').
+-- billing model — single-GPU ones ('single': their scope cannot be wrong) or all ('any'); no row
+-- where the provider has no other such offer.
 -- A median with the offer's own values left out, computed from ranks (O(n log n)): a self-join of
 -- every offer with every peer grew with the square of the offers per GPU model.
 with latest as (
