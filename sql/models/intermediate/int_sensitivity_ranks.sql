@@ -1,9 +1,10 @@
--- One row per workload × measured configuration (offer option) ranked at a sensitivity utilisation:
--- its rank and cost per completed unit when the whole cost model is re-run at each of them
--- (int_utilisation_scenarios: 30 / 60 / 100 %), for ranking_sensitivity.
+-- One row per workload × measured configuration (offer option) ranked at some utilisation scenario
+-- (int_utilisation_scenarios): its rank at the declared utilisation (as rankings ranks it) and its
+-- rank and cost per completed unit when the whole cost model is re-run at 30 / 60 / 100 %, for
+-- ranking_sensitivity. Ranked as rankings ranks: cheapest first, ties by the option's key.
 with scenario_costs as (
     select * from {{ ref('int_workload_cost_lines') }}
-    where status = 'ranked' and throughput_source = 'measured' and utilisation_scenario != 'declared'
+    where status = 'ranked' and throughput_source = 'measured'
 ),
 
 scenario_ranks as (
@@ -20,6 +21,7 @@ scenario_ranks as (
 final as (
     select
         workload_id, offer_option_id,
+        max(scenario_rank) filter (where utilisation_scenario = 'declared') as rank_at_declared,
         -- The public columns name the scenarios (rank_at_30pct …): the labels of conventions.csv's
         -- sensitivity utilisations, as int_utilisation_scenarios writes them.
         max(scenario_rank) filter (where utilisation_scenario = '30pct') as rank_at_30pct,

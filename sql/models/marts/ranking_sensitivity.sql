@@ -1,36 +1,36 @@
 -- One row per workload × ranked configuration: the break-even price at which a challenger would
 -- overtake the leader (for the leader: the price at which the runner-up would overtake it), and
 -- the configuration's rank and cost per completed unit at 30 / 60 / 100 % utilisation.
-with ranked as (
-    select * from {{ ref('int_cost_ranks') }} where status = 'ranked'
-),
-
-costs as (
-    select * from {{ ref('int_workload_costs') }} where status = 'ranked'
+with costs as (
+    -- The configurations rankings ranks, with every cost line (workload_costs is these rows).
+    select * from {{ ref('int_workload_cost_lines') }} where utilisation_scenario = 'declared' and status = 'ranked'
 ),
 
 pivoted as (
     select * from {{ ref('int_sensitivity_ranks') }}
 ),
 
+ranked as (
+    select c.*, p.rank_at_declared as rank
+    from costs as c
+    join pivoted as p on p.workload_id = c.workload_id and p.offer_option_id = c.offer_option_id
+),
+
 joined as (
     select
         r.*,
-        c.gpus_per_node,
         -- Only the compute line moves with the price; the other lines stay as they are.
-        c.total_cost_usd - c.compute_cost_usd as other_cost_usd,
+        r.total_cost_usd - r.compute_cost_usd as other_cost_usd,
         -- Node-seconds billed (an integer): break-even prices divide by it in exact integers, not floats.
-        c.node_count * c.billed_seconds as node_seconds_billed,
+        r.node_count * r.billed_seconds as node_seconds_billed,
         -- Monthly / dedicated offers are billed in whole node-months at the stated monthly price.
-        case when c.billing_period = 'month' and c.usd_per_node_month is not null
-            then c.node_count * c.billing_periods end as node_months_billed,
-        c.usd_per_node_month,
+        case when r.billing_period = 'month' and r.usd_per_node_month is not null
+            then r.node_count * r.billing_periods end as node_months_billed,
         first_value(r.offer_id) over w as leader_offer_id,
         first_value(r.total_cost_usd) over w as leader_total_cost_usd,
         nth_value(r.offer_id, 2) over w as runner_up_offer_id,
         nth_value(r.total_cost_usd, 2) over w as runner_up_total_cost_usd
     from ranked as r
-    join costs as c on c.workload_id = r.workload_id and c.offer_option_id = r.offer_option_id
     window w as (partition by r.workload_id order by r.rank
         rows between unbounded preceding and unbounded following)
 ),

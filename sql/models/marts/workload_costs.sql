@@ -2,4 +2,85 @@
 -- declared utilisation: hours needed and billed, every cost line, total and cost per completed
 -- unit — or the reasons the configuration is excluded. Estimated rows are labelled (status
 -- 'estimated', throughput_source 'estimate') and never ranked with measured ones.
-select * exclude (offer_option_id) from {{ ref('int_workload_costs') }}
+with cost_lines as (
+    select * from {{ ref('int_workload_cost_lines') }} where utilisation_scenario = 'declared'
+),
+
+named as (
+    -- A configuration id a user can copy from `rank` into `explain WORKLOAD CONFIG`:
+    -- provider/gpu_model/gpu_count/billing_model[/tier][/<term>h], plus /offer_id only where one
+    -- source lists two offers with the same key (e.g. two regions).
+    select
+        *,
+        concat_ws('/', provider, gpu_model, gpu_count::varchar, billing_model, tier,
+            round(commitment_term_hours)::bigint::varchar || 'h') as base_config_id
+    from cost_lines
+),
+
+configs as (
+    select
+        * exclude (base_config_id),
+        base_config_id || case when min(offer_id) over w != max(offer_id) over w then '/' || offer_id else '' end
+            as config_id
+    from named
+    window w as (partition by workload_id, throughput_source, base_config_id)
+),
+
+flagged as (
+    -- The risks a buyer weighs at the decision, as short flags for `rank` (the full sentences are in
+    -- risk_notes): computed here so the CLI only filters and prints (docs/cost-model.md#risk-flags).
+    select
+        *,
+        -- Whole days between the quote's observation and this refresh; null when the quote states no
+        -- date (its observed_at is only when the file landed).
+        case when observed_at_basis != 'landed_at'
+            then datediff('day', observed_at, (select refreshed_at from {{ source('raw', 'refresh') }})) end as quote_age_days
+    from configs
+),
+
+risk_flagged as (
+    select
+        *,
+        list_filter([
+            case when is_interruptible then 'spot' end,
+            case when list_contains(offer_warnings, 'PRICE_OUTLIER') then 'price outlier' end,
+            case when quote_age_days is null then 'undated' else format('{}d old', quote_age_days) end,
+            case when validation_verdict is null then 'unvalidated'
+                when validation_verdict != 'pass' then 'validation ' || validation_verdict end,
+            case when throughput_source = 'estimate' then 'estimate' end,
+            case when node_count > 1 then format('{} nodes', node_count) end
+        ], lambda f: f is not null) as risk_flags
+    from flagged
+),
+
+final as (
+    select
+        workload_id, offer_id, provider, gpu_model, gpu_count, billing_model,
+        usd_per_gpu_hour, usd_per_node_hour,
+        unit, quantity, units_per_hour, benchmark_runs, benchmark_run_ids,
+        hours_needed, hours_billed, billing_granularity, min_term_hours,
+        compute_cost_usd, storage_cost_usd, egress_cost_usd, licence_cost_usd,
+        setup_cost_usd, support_cost_usd, total_cost_usd,
+        cost_per_unit_usd,
+        status,
+        exclusion_reasons,
+        observed_at, is_stale, source_name,
+        memory_fits, min_gpus, compat_verdict, compat_reasons,
+        validation_id, validation_verdict,
+        tier, commitment_term_hours,
+        -- Added by the billing-aware cost model (docs/cost-model.md).
+        gpus_per_node, node_count, throughput_source, estimate_basis,
+        utilisation_applied as utilisation, busy_hours, billing_period, billing_periods, billed_seconds,
+        usd_per_node_month, cost_per_million_units_usd, is_interruptible, risk_notes,
+        -- Added by benchmark matching (engine, shape, SLOs; docs/cost-model.md).
+        benchmark_node_count, benchmark_match_detail,
+        -- Cross-source de-duplication: the other sources that list the same offer (docs/cost-model.md).
+        also_seen_in,
+        config_id,
+        -- Added for the buyer's view (docs/cost-model.md#risk-flags; docs/warehouse.md): the GPU's
+        -- vendor, the offer's warnings, the quote's age and the short risk flags `rank` prints.
+        vendor, offer_warnings as warnings, quote_age_days, risk_flags
+    from risk_flagged
+)
+
+select * from final
