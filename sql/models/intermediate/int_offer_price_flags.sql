@@ -36,7 +36,7 @@ compared as (
 flagged as (
     select
         offer_option_id, gpu_model, gpus_per_node, billing_model, price_scope, usd_per_gpu_hour,
-        single_ratio, any_ratio, market_peers, market_median_usd, market_z,
+        single_ratio, any_ratio, market_peers, market_median_usd, market_z, mad_to_sigma,
         -- Heuristic, flagged not fixed: a per-GPU price ≈ gpus_per_node × its peers is a node price
         -- recorded per GPU; a per-node price ≈ peers / gpus_per_node is a GPU price recorded per node.
         coalesce(gpus_per_node > 1 and (
@@ -97,8 +97,8 @@ final as (
                 price_scope, round(usd_per_gpu_hour, 4), round(usd_per_gpu_hour / market_median_usd, 2),
                 round(market_median_usd, 4), market_peers, gpu_model, billing_model, gpus_per_node)
             when is_price_outlier then format(
-                '{} $/GPU-h is {} robust σ (log price, 1.4826 × MAD) from {} other {} {} prices (median {})',
-                round(usd_per_gpu_hour, 4), coalesce(round(market_z, 1)::varchar, 'infinitely many'),
+                '{} $/GPU-h is {} robust σ (log price, {} × MAD) from {} other {} {} prices (median {})',
+                round(usd_per_gpu_hour, 4), coalesce(round(market_z, 1)::varchar, 'infinitely many'), mad_to_sigma,
                 market_peers, gpu_model, billing_model, round(market_median_usd, 4))
         end as scope_detail,
         -- An outlier that is not a scope slip may be a real price: a warning, never an exclusion.
