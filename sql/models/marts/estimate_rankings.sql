@@ -1,13 +1,11 @@
 -- One row per workload × configuration whose throughput is estimated (no matching run; see
--- workload_costs.estimate_basis), ranked among estimates only (1 = cheapest), as rankings ranks
--- measured ones. Lower confidence: never mixed into rankings.
-with estimated as (
-    select * from {{ ref('workload_costs') }} where status = 'estimated'
-),
-
-final as (
+-- workload_costs.estimate_basis), ranked among estimates only (1 = cheapest). Lower confidence:
+-- never mixed into rankings.
+with ranked as (
+    -- Ranked within its status only; estimate_rankings / rankings rank the other status the same way.
     select
         workload_id,
+        status,
         row_number() over (
             partition by workload_id
             -- Cheapest first; ties by total, then the option's key, so the order never depends on the engine.
@@ -21,10 +19,15 @@ final as (
         validation_id, validation_verdict,
         tier, commitment_term_hours,
         node_count, throughput_source, cost_per_million_units_usd, is_interruptible, utilisation,
-        estimate_basis,
-        also_seen_in, config_id,
+        estimate_basis, also_seen_in, config_id,
         vendor, risk_notes, warnings, quote_age_days, risk_flags
-    from estimated
+    from {{ ref('workload_costs') }}
+    where status = 'estimated'
+),
+
+final as (
+    select * exclude (status)
+    from ranked
 )
 
 select * from final

@@ -1,13 +1,10 @@
 -- One row per workload × feasible configuration with measured throughput, ranked by cost per
--- completed unit (1 = cheapest), with the evidence behind the number. Estimates: estimate_rankings
--- (the same columns, ranked the same way, plus estimate_basis).
+-- completed unit (1 = cheapest), with the evidence behind the number. Estimates: estimate_rankings.
 with ranked as (
-    select * from {{ ref('workload_costs') }} where status = 'ranked'
-),
-
-final as (
+    -- Ranked within its status only; estimate_rankings / rankings rank the other status the same way.
     select
         workload_id,
+        status,
         row_number() over (
             partition by workload_id
             -- Cheapest first; ties by total, then the option's key, so the order never depends on the engine.
@@ -21,8 +18,14 @@ final as (
         validation_id, validation_verdict,
         tier, commitment_term_hours,
         node_count, throughput_source, cost_per_million_units_usd, is_interruptible, utilisation,
-        also_seen_in, config_id,
+        estimate_basis, also_seen_in, config_id,
         vendor, risk_notes, warnings, quote_age_days, risk_flags
+    from {{ ref('workload_costs') }}
+    where status = 'ranked'
+),
+
+final as (
+    select * exclude (status, estimate_basis)
     from ranked
 )
 
