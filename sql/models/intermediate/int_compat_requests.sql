@@ -2,7 +2,7 @@
 -- kernel, amdgpu driver) × the inference engine of a workload. The CLI's check-compat supplies a
 -- one-row table of this shape (and may add a PyTorch version).
 with offers_now as (
-    select * from {{ ref('offers') }}
+    select * from {{ ref('int_offers') }}
 ),
 
 engines as (

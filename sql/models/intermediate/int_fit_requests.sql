@@ -11,13 +11,14 @@ gpus as (
 ),
 
 offered as (
-    select distinct gpu_model, gpus_per_node as gpu_count from {{ ref('offers') }}
+    select distinct gpu_model, gpus_per_node as gpu_count from {{ ref('int_offers') }}
 ),
 
 counts as (
     select gpus.gpu_model, c.gpu_count
     from gpus
-    cross join (select unnest([1, 2, 4, 8]) as gpu_count) as c
+    -- The counts every catalog GPU is checked at (data/reference/conventions.csv).
+    cross join (select unnest(fit_request_gpu_counts) as gpu_count from {{ ref('stg_conventions') }}) as c
     union
     select gpu_model, gpu_count from offered
 ),

@@ -8,17 +8,17 @@ with latest as (
 validations as (
     -- Only the offer's newest validation counts, as in ranking; a pass means every check passed.
     select offer_id, validation_id, gemm_bf16_8192_tflops
-    from {{ ref('hardware_validations') }}
+    from {{ ref('stg_hardware_validations') }}
     where is_latest_for_offer and verdict = 'pass'
 ),
 
 runs as (
-    select provider, gpu_model, gpu_count, source_name from {{ ref('benchmark_runs') }}
+    select provider, gpu_model, gpu_count, source_name from {{ ref('stg_benchmark_runs') }}
 ),
 
 facts as (
     select
-        l.source_name, l.provider, l.offer_id, l.billing_model, l.tier, l.commitment_term_hours,
+        l.offer_option_id, l.source_name, l.provider, l.offer_id, l.billing_model, l.tier, l.commitment_term_hours,
         l.gpus_per_node,
         v.validation_id is not null as passed_validation,
         v.gemm_bf16_8192_tflops is not null as probe_ran_torch,
@@ -50,7 +50,7 @@ facts as (
 
 statuses as (
     select
-        source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
+        offer_option_id, source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
         -- The quote always names the GPU (an alias of a catalog model); the probe identifies it by PCI id.
         case when passed_validation then 'verified' else 'known' end as check_accelerator,
         -- The probe measures VRAM per physical GPU and the partition mode (a pass means whole, SPX GPUs).

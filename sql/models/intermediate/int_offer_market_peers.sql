@@ -1,7 +1,8 @@
 -- One row per current offer × billing option (int_quote_latest): what its peers charge per GPU-hour.
 -- provider peers: the provider's other offers (another offer_id) of the same GPU model and billing
--- model, single-GPU ones and all; market peers: every other offer's current price (any provider) of
--- the same GPU model and billing model, leave-one-out, in log space (median and 1.4826 × MAD). An
+-- model, single-GPU ones and all (int_offer_provider_peers); market peers: every other offer's
+-- current price (any provider) of the same GPU model and billing model, leave-one-out, in log space
+-- (median and 1.4826 × MAD, data/reference/conventions.csv). An
 -- offer listed by several sources is one market peer (its latest observation, as the cost model
 -- picks it), and a hypothetical price (notes starting "hypothetical", seed 000's example) is no
 -- market price: it is neither a peer nor judged against the market (docs/cost-model.md).
@@ -13,81 +14,13 @@ with latest as (
         row_number() over (order by source_name, provider, offer_id, billing_model, tier,
             commitment_term_hours) as option_id,
         -- The same offer in every source that lists it: the cross-source key the cost model uses.
-        dense_rank() over (order by provider, gpu_model, gpus_per_node, billing_model, tier,
-            commitment_term_hours) as market_key,
+        cross_source_option_id as market_key,
         coalesce(regexp_matches(notes, '^\s*hypothetical\b', 'i'), false) as is_hypothetical
     from {{ ref('int_quote_latest') }}
 ),
 
-provider_values as (
-    -- The values each provider-peer median runs over: single-GPU offers (their scope cannot be
-    -- wrong) and every offer; a block is one offer_id (all its sources, tiers and terms).
-    select provider, gpu_model, billing_model, offer_id, 'single' as peer_set, usd_per_gpu_hour as x
-    from latest where usd_per_gpu_hour is not null and gpus_per_node = 1
-    union all
-    select provider, gpu_model, billing_model, offer_id, 'any', usd_per_gpu_hour
-    from latest where usd_per_gpu_hour is not null
-),
-
-provider_ranked as (
-    -- rk: the value's rank in its group; gap: how many values outside its own block rank below it.
-    select
-        *,
-        count(*) over (partition by provider, gpu_model, billing_model, peer_set) as n,
-        row_number() over (partition by provider, gpu_model, billing_model, peer_set order by x) as rk
-    from provider_values
-),
-
-provider_gaps as (
-    select
-        *,
-        rk - row_number() over (partition by provider, gpu_model, billing_model, peer_set, offer_id
-            order by rk) as gap
-    from provider_ranked
-),
-
-provider_blocks as (
-    -- Every offer_id of every group (with or without values of its own), its group size n and block
-    -- size s: the m = n - s values left are its peers.
-    select
-        b.provider, b.gpu_model, b.billing_model, b.offer_id, sets.peer_set,
-        coalesce(any_value(g.n), 0) as n,
-        list(p.gap) filter (where p.gap is not null) as gaps
-    from (select distinct provider, gpu_model, billing_model, offer_id from latest) as b
-    cross join (values ('single'), ('any')) as sets(peer_set)
-    left join (select distinct provider, gpu_model, billing_model, peer_set, n from provider_ranked) as g
-        using (provider, gpu_model, billing_model, peer_set)
-    left join provider_gaps as p using (provider, gpu_model, billing_model, peer_set, offer_id)
-    group by all
-),
-
-provider_positions as (
-    -- The median of the m values left takes their j_lo-th and j_hi-th (1-based, as quantile_cont
-    -- interpolates); the j-th value left is the group's (j + #block values ranked before it)-th.
-    select
-        *,
-        j_lo + len(list_filter(coalesce(gaps, []), lambda g: g < j_lo)) as q_lo,
-        j_hi + len(list_filter(coalesce(gaps, []), lambda g: g < j_hi)) as q_hi
-    from (
-        select *, n - len(coalesce(gaps, [])) as m,
-            (n - len(coalesce(gaps, [])) - 1) // 2 + 1 as j_lo,
-            (n - len(coalesce(gaps, []))) // 2 + 1 as j_hi
-        from provider_blocks
-    )
-    where m > 0
-),
-
 provider_medians as (
-    select
-        p.provider, p.gpu_model, p.billing_model, p.offer_id, p.peer_set,
-        list_median(case when p.q_lo = p.q_hi then [lo.x] else [lo.x, hi.x] end) as median_usd
-    from provider_positions as p
-    join provider_ranked as lo
-        on lo.provider = p.provider and lo.gpu_model = p.gpu_model and lo.billing_model = p.billing_model
-        and lo.peer_set = p.peer_set and lo.rk = p.q_lo
-    join provider_ranked as hi
-        on hi.provider = p.provider and hi.gpu_model = p.gpu_model and hi.billing_model = p.billing_model
-        and hi.peer_set = p.peer_set and hi.rk = p.q_hi
+    select * from {{ ref('int_offer_provider_peers') }}
 ),
 
 market_candidates as (
@@ -184,12 +117,12 @@ market_mads as (
 
 final as (
     select
-        l.source_name, l.provider, l.offer_id, l.billing_model, l.tier, l.commitment_term_hours,
+        l.offer_option_id, l.source_name, l.provider, l.offer_id, l.billing_model, l.tier, l.commitment_term_hours,
         ps.median_usd as single_gpu_peer_usd,
         pa.median_usd as any_peer_usd,
         mm.market_peers,
         mm.market_median_ln_usd,
-        1.4826 * md.market_mad_ln_usd as market_sd_ln_usd,
+        conv.mad_to_sigma * md.market_mad_ln_usd as market_sd_ln_usd,
         mm.market_median_usd
     from latest as l
     left join provider_medians as ps
@@ -202,6 +135,7 @@ final as (
     left join own_values as ov on ov.option_id = l.option_id
     left join market_medians as mm on mm.option_id = ov.value_id
     left join market_mads as md on md.option_id = ov.value_id
+    cross join {{ ref('stg_conventions') }} as conv
 )
 
 select * from final

@@ -18,7 +18,7 @@ latest_times as (
     -- Ranking the wide history rows directly sorted all 10M of them (22 s at bench scale); only ties
     -- are ranked below.
     select
-        source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
+        offer_option_id,
         bool_or(file_state = 'current') as is_listed_now,
         -- Current files first, then dated observations, then the latest time.
         case when bool_or(file_state = 'current') then bool_or(is_dated and file_state = 'current')
@@ -35,15 +35,13 @@ latest as (
     select o.* exclude (is_dated), l.is_listed_now
     from observations as o
     join latest_times as l
-        on l.source_name = o.source_name and l.provider = o.provider and l.offer_id = o.offer_id
-        and l.billing_model = o.billing_model and l.tier is not distinct from o.tier
-        and l.commitment_term_hours is not distinct from o.commitment_term_hours
+        on l.offer_option_id = o.offer_option_id
         and l.observed_at = o.observed_at and l.is_dated = o.is_dated
         and (o.file_state = 'current' or not l.is_listed_now)
     -- Seen twice at the same time: the row's own date before a source default, then the first file
     -- (by hash) and row, as before.
     qualify row_number() over (
-        partition by o.source_name, o.provider, o.offer_id, o.billing_model, o.tier, o.commitment_term_hours
+        partition by o.offer_option_id
         order by o.observed_at_basis != 'row', o.file_sha256, o.row_number
     ) = 1
 ),
@@ -52,13 +50,11 @@ unlisted_paths as (
     -- Each option no current file lists, at each present path where it was listed: the number of
     -- the last version there that listed it.
     select
-        o.source_name, o.provider, o.offer_id, o.billing_model, o.tier, o.commitment_term_hours,
+        o.offer_option_id, o.source_name,
         v.original_path, max(v.version) as last_listed_version
     from observations as o
     join latest as l
-        on l.source_name = o.source_name and l.provider = o.provider and l.offer_id = o.offer_id
-        and l.billing_model = o.billing_model and l.tier is not distinct from o.tier
-        and l.commitment_term_hours is not distinct from o.commitment_term_hours
+        on l.offer_option_id = o.offer_option_id
         and not l.is_listed_now
     join {{ ref('stg_file_versions') }} as v
         on v.source_name = o.source_name and v.file_sha256 = o.file_sha256
@@ -79,12 +75,10 @@ counted_versions as (
 
 unlisted as (
     -- Successful reads since the option was last listed, at the path that went without it the least.
-    select source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
-        min(reads_without) as reads_without
+    select offer_option_id, min(reads_without) as reads_without
     from (
         select
-            u.source_name, u.provider, u.offer_id, u.billing_model, u.tier, u.commitment_term_hours,
-            u.original_path, coalesce(sum(c.reads), 0) as reads_without
+            u.offer_option_id, u.original_path, coalesce(sum(c.reads), 0) as reads_without
         from unlisted_paths as u
         left join counted_versions as c
             on c.source_name = u.source_name and c.original_path = u.original_path
@@ -99,10 +93,7 @@ final as (
         l.* exclude (file_state, is_listed_now),
         coalesce(r.reads_without >= 2, false) as is_not_listed
     from latest as l
-    left join unlisted as r
-        on r.source_name = l.source_name and r.provider = l.provider and r.offer_id = l.offer_id
-        and r.billing_model = l.billing_model and r.tier is not distinct from l.tier
-        and r.commitment_term_hours is not distinct from l.commitment_term_hours
+    left join unlisted as r using (offer_option_id)
 )
 
 select * from final

@@ -76,7 +76,7 @@ final as (
         len(mismatches) as mismatch_count,
         mismatches
     from compared
-    qualify closeness_rank <= 5
+    qualify closeness_rank <= (select closest_runs_per_workload from {{ ref('stg_conventions') }})
 )
 
 select * from final

@@ -1,66 +1,36 @@
 -- One row per workload × ranked configuration: the break-even price at which a challenger would
 -- overtake the leader (for the leader: the price at which the runner-up would overtake it), and
 -- the configuration's rank and cost per completed unit at 30 / 60 / 100 % utilisation.
-with ranked as (
-    select * from {{ ref('rankings') }}
-),
-
-costs as (
-    select * from {{ ref('workload_costs') }} where status = 'ranked'
-),
-
-scenario_costs as (
-    select * from {{ ref('int_workload_cost_lines') }}
-    where status = 'ranked' and throughput_source = 'measured' and utilisation_scenario != 'declared'
-),
-
-scenario_ranks as (
-    select
-        workload_id, source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
-        utilisation_scenario, cost_per_unit_usd,
-        row_number() over (
-            partition by workload_id, utilisation_scenario
-            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model,
-                tier nulls first, commitment_term_hours nulls first, source_name
-        ) as scenario_rank
-    from scenario_costs
+with costs as (
+    -- The configurations rankings ranks, with every cost line (workload_costs is these rows).
+    select * from {{ ref('int_workload_cost_lines') }} where utilisation_scenario = 'declared' and status = 'ranked'
 ),
 
 pivoted as (
-    select
-        workload_id, source_name, provider, offer_id, billing_model, tier, commitment_term_hours,
-        max(scenario_rank) filter (where utilisation_scenario = '30pct') as rank_at_30pct,
-        max(scenario_rank) filter (where utilisation_scenario = '60pct') as rank_at_60pct,
-        max(scenario_rank) filter (where utilisation_scenario = '100pct') as rank_at_100pct,
-        max(cost_per_unit_usd) filter (where utilisation_scenario = '30pct') as cost_per_unit_usd_at_30pct,
-        max(cost_per_unit_usd) filter (where utilisation_scenario = '60pct') as cost_per_unit_usd_at_60pct,
-        max(cost_per_unit_usd) filter (where utilisation_scenario = '100pct') as cost_per_unit_usd_at_100pct
-    from scenario_ranks
-    group by all
+    select * from {{ ref('int_sensitivity_ranks') }}
+),
+
+ranked as (
+    select c.*, p.rank_at_declared as rank
+    from costs as c
+    join pivoted as p on p.workload_id = c.workload_id and p.offer_option_id = c.offer_option_id
 ),
 
 joined as (
     select
         r.*,
-        c.gpus_per_node,
         -- Only the compute line moves with the price; the other lines stay as they are.
-        c.total_cost_usd - c.compute_cost_usd as other_cost_usd,
+        r.total_cost_usd - r.compute_cost_usd as other_cost_usd,
         -- Node-seconds billed (an integer): break-even prices divide by it in exact integers, not floats.
-        c.node_count * c.billed_seconds as node_seconds_billed,
+        r.node_count * r.billed_seconds as node_seconds_billed,
         -- Monthly / dedicated offers are billed in whole node-months at the stated monthly price.
-        case when c.billing_period = 'month' and c.usd_per_node_month is not null
-            then c.node_count * c.billing_periods end as node_months_billed,
-        c.usd_per_node_month,
+        case when r.billing_period = 'month' and r.usd_per_node_month is not null
+            then r.node_count * r.billing_periods end as node_months_billed,
         first_value(r.offer_id) over w as leader_offer_id,
         first_value(r.total_cost_usd) over w as leader_total_cost_usd,
         nth_value(r.offer_id, 2) over w as runner_up_offer_id,
         nth_value(r.total_cost_usd, 2) over w as runner_up_total_cost_usd
     from ranked as r
-    join costs as c
-        on c.workload_id = r.workload_id and c.source_name = r.source_name and c.provider = r.provider
-        and c.offer_id = r.offer_id and c.billing_model = r.billing_model
-        and c.tier is not distinct from r.tier
-        and c.commitment_term_hours is not distinct from r.commitment_term_hours
     window w as (partition by r.workload_id order by r.rank
         rows between unbounded preceding and unbounded following)
 ),
@@ -120,11 +90,7 @@ final as (
                 // (2 * b.node_months_billed * b.gpus_per_node * 10000) * 0.01)::decimal(18, 2)
         end as break_even_usd_per_gpu_month
     from margins as b
-    left join pivoted as p
-        on p.workload_id = b.workload_id and p.source_name = b.source_name and p.provider = b.provider
-        and p.offer_id = b.offer_id and p.billing_model = b.billing_model
-        and p.tier is not distinct from b.tier
-        and p.commitment_term_hours is not distinct from b.commitment_term_hours
+    left join pivoted as p on p.workload_id = b.workload_id and p.offer_option_id = b.offer_option_id
 )
 
 select * from final

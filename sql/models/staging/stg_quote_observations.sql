@@ -1,5 +1,7 @@
 -- One row per quote observation (offer × billing option seen in one file), with prices converted
--- to USD per GPU-hour and per node-hour. Units and currency are converted here, once.
+-- to USD per GPU-hour and per node-hour. Units and currency are converted here, once, and each
+-- offer option gets its one key (offer_option_id, and cross_source_option_id across sources),
+-- which every later model joins on.
 with observations as (
     select * from {{ source('raw', 'quote_observations') }}
 ),
@@ -11,6 +13,12 @@ fx as (
 
 refresh as (
     select refreshed_at from {{ source('raw', 'refresh') }}
+),
+
+hours_per_month as (
+    -- Staging reads only sources: the one convention it needs straight from conventions.csv
+    -- (stg_conventions types the same row for the later layers).
+    select value::integer as hours_per_month from {{ source('ref', 'conventions') }} where name = 'hours_per_month'
 ),
 
 observed_days as (
@@ -25,25 +33,27 @@ observed_days as (
 converted as (
     select
         o.* replace (price_amount::decimal(38, 6) as price_amount),
-        -- Monthly prices use 730 h/month (8760 h / 12); providers themselves use 672, 730 or 744.
-        730 as hours_per_month,
+        -- Monthly prices use 730 h/month (8760 h / 12; data/reference/conventions.csv); providers
+        -- themselves use 672, 730 or 744.
+        conv.hours_per_month,
         case o.price_unit
             when 'second' then 1.0 / 3600
             when 'minute' then 1.0 / 60
             when 'hour' then 1.0
-            when 'month' then 730.0
+            when 'month' then conv.hours_per_month::double
         end as hours_per_price_unit,
         case o.billing_granularity
             when 'second' then 1
             when 'minute' then 60
             when 'hour' then 3600
-            when 'month' then 730 * 3600
+            when 'month' then conv.hours_per_month * 3600
         end as billing_granularity_s,
         fx.usd_per_unit::decimal(38, 9) as fx_usd_per_unit,
         fx.rate_date as fx_rate_date
     from observations as o
     left join observed_days as fx
         on fx.currency = o.currency and fx.observed_on = o.observed_at::date
+    cross join hours_per_month as conv
 ),
 
 final as (
@@ -82,7 +92,15 @@ final as (
             kernel, amdgpu_driver_version, vram_bytes_stated,
             case when observed_at_stated then observed_at end,
             quote_status, requested_on, cpu_model, cpu_cores, system_ram_bytes, nvme_bytes,
-            interconnect, network_gbps, virtualisation, software_tested)) as observation_hash
+            interconnect, network_gbps, virtualisation, software_tested)) as observation_hash,
+        -- One offer option (offer × billing option, per source): the grain of int_quote_latest and
+        -- offers, as one key. A tier or commitment term left empty is part of it (null ≠ '').
+        md5(to_json([source_name, provider, offer_id, billing_model, tier, commitment_term_hours::varchar]))
+            as offer_option_id,
+        -- The same option in every source that lists it (provider × GPU model × GPUs per node × billing
+        -- option): the cost model costs it once, from the source that observed it last.
+        md5(to_json([provider, gpu_model, gpus_per_node::varchar, billing_model, tier, commitment_term_hours::varchar]))
+            as cross_source_option_id
     from converted
 )
 

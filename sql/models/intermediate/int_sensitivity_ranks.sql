@@ -1,0 +1,37 @@
+-- One row per workload × measured configuration (offer option) ranked at some utilisation scenario
+-- (int_utilisation_scenarios): its rank at the declared utilisation (as rankings ranks it) and its
+-- rank and cost per completed unit when the whole cost model is re-run at 30 / 60 / 100 %, for
+-- ranking_sensitivity. Ranked as rankings ranks: cheapest first, ties by the option's key.
+with scenario_costs as (
+    select * from {{ ref('int_workload_cost_lines') }}
+    where status = 'ranked' and throughput_source = 'measured'
+),
+
+scenario_ranks as (
+    select
+        workload_id, offer_option_id, utilisation_scenario, cost_per_unit_usd,
+        row_number() over (
+            partition by workload_id, utilisation_scenario
+            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model,
+                tier nulls first, commitment_term_hours nulls first, source_name
+        ) as scenario_rank
+    from scenario_costs
+),
+
+final as (
+    select
+        workload_id, offer_option_id,
+        max(scenario_rank) filter (where utilisation_scenario = 'declared') as rank_at_declared,
+        -- The public columns name the scenarios (rank_at_30pct …): the labels of conventions.csv's
+        -- sensitivity utilisations, as int_utilisation_scenarios writes them.
+        max(scenario_rank) filter (where utilisation_scenario = '30pct') as rank_at_30pct,
+        max(scenario_rank) filter (where utilisation_scenario = '60pct') as rank_at_60pct,
+        max(scenario_rank) filter (where utilisation_scenario = '100pct') as rank_at_100pct,
+        max(cost_per_unit_usd) filter (where utilisation_scenario = '30pct') as cost_per_unit_usd_at_30pct,
+        max(cost_per_unit_usd) filter (where utilisation_scenario = '60pct') as cost_per_unit_usd_at_60pct,
+        max(cost_per_unit_usd) filter (where utilisation_scenario = '100pct') as cost_per_unit_usd_at_100pct
+    from scenario_ranks
+    group by all
+)
+
+select * from final
