@@ -28,6 +28,7 @@ class CompiledModel:
     schema: str
     sql: str
     depends_on: tuple[str, ...]
+    ephemeral: bool = False  # inlined into its readers' SQL as a CTE, never a table
 
 
 def tree_hash(sql_dir: Path) -> str:
@@ -89,7 +90,8 @@ def compiled_models(sql_dir: Path) -> dict[str, CompiledModel]:
     nodes = compile_manifest(sql_dir)["nodes"]
     by_id = {uid: n for uid, n in nodes.items() if n["resource_type"] == "model"}
     return {n["name"]: CompiledModel(n["name"], n["schema"], n["compiled_code"].strip().rstrip(";"),
-                                     tuple(by_id[d]["name"] for d in n["depends_on"]["nodes"] if d in by_id))
+                                     tuple(by_id[d]["name"] for d in n["depends_on"]["nodes"] if d in by_id),
+                                     n["config"]["materialized"] == "ephemeral")
             for n in by_id.values()}
 
 
@@ -121,8 +123,8 @@ def create_schemas(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def build(con: duckdb.DuckDBPyConnection, models: list[CompiledModel]) -> None:
-    """Create each model as a table in its schema, in the order given."""
-    for model in models:
+    """Create each model as a table in its schema, in the order given (ephemeral ones live in their readers)."""
+    for model in (m for m in models if not m.ephemeral):
         try:
             con.execute(f'create or replace table {model.schema}."{model.name}" as\n{model.sql}')
         except duckdb.Error as exc:

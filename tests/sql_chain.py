@@ -107,6 +107,12 @@ def chain(given: dict[str, list[dict]], targets) -> duckdb.DuckDBPyConnection:
     return con
 
 
+OPTION_KEYS = {
+    "offer_option_id": "source_name, provider, offer_id, billing_model, tier, commitment_term_hours::varchar",
+    "cross_source_option_id": "provider, gpu_model, gpus_per_node::varchar, billing_model, tier, commitment_term_hours::varchar",
+}
+
+
 def _insert(con: duckdb.DuckDBPyConnection, name: str, rows: list[dict]) -> None:
     """Insert test rows by column name; a column the real model does not have is a mistake in the test."""
     columns = {r[0] for r in con.execute(f"describe {table(name)}").fetchall()}
@@ -115,6 +121,10 @@ def _insert(con: duckdb.DuckDBPyConnection, name: str, rows: list[dict]) -> None
         assert not unknown, f"{name}: unknown test columns {unknown}"
         con.execute(f"insert into {table(name)} by name select {', '.join(f'$v{i} as {c}' for i, c in enumerate(row))}",
                     {f"v{i}": v for i, v in enumerate(row.values())})
+    # Offer rows get the option keys stg_quote_observations gives every option (its formula).
+    for key, parts in OPTION_KEYS.items():
+        if key in columns:
+            con.execute(f"update {table(name)} set {key} = md5(to_json([{parts}])) where {key} is null")
 
 
 def rebuild(con: duckdb.DuckDBPyConnection, targets, replaced=()) -> None:
@@ -129,8 +139,8 @@ def build(workloads=(), offers=(), runs=(), memory=(), compat=(), validations=()
     """An in-memory warehouse holding these inputs plus the cost model built over them.
 
     With bench_runs (stg_benchmark_runs rows), throughput comes from the real matching models instead of `runs`."""
-    given = {"stg_workloads": workloads, "offers": offers, "memory_fit": memory, "compat_checks": compat,
-             "hardware_validations": validations}
+    given = {"stg_workloads": workloads, "int_offers": offers, "int_memory_fit": memory, "int_compat_checks": compat,
+             "stg_hardware_validations": validations}
     if bench_runs is not None:
         given["stg_benchmark_runs"] = bench_runs
     else:

