@@ -165,7 +165,7 @@ def row_count_suites(con: duckdb.DuckDBPyConnection) -> list[Suite]:
     expected = dict(con.execute("""
         select m."table", sum(m.rows_accepted)::bigint
         from raw.ingest_manifest as m
-        left join staging.stg_file_states as f on f.source_name = m.source_name and f.file_sha256 = m.file_sha256
+        left join intermediate.int_file_states as f on f.source_name = m.source_name and f.file_sha256 = m.file_sha256
         where m.status = 'loaded' and (m."table" != 'benchmark_runs' or coalesce(f.state, 'current') = 'current')
         group by all""").fetchall())
     quarantined = con.execute(

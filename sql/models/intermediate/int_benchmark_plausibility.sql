@@ -4,7 +4,7 @@
 -- is PERF_IMPLAUSIBLE: kept out of rankings until the source is confirmed (sources.yaml
 -- perf_confirmed: true). Where no published result exists for the combination, no flag.
 with runs as (
-    select * from {{ ref('stg_benchmark_runs') }}
+    select * from {{ ref('int_current_benchmark_runs') }}
 ),
 
 models as (

@@ -2,7 +2,7 @@
 -- duration, and requests / output tokens / total tokens from its whole-system rates), in units
 -- per hour. Runs an MLPerf summary marks INVALID, and runs that completed nothing, measure nothing.
 with runs as (
-    select * from {{ ref('stg_benchmark_runs') }}
+    select * from {{ ref('int_current_benchmark_runs') }}
     where coalesce(result_valid, true) and coalesce(completed, 1) > 0
 ),
 

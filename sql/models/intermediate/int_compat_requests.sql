@@ -6,7 +6,7 @@ with offers_now as (
 ),
 
 engines as (
-    select distinct lower(engine) as engine from {{ ref('stg_workloads') }}
+    select distinct lower(engine) as engine from {{ ref('int_workloads') }}
 ),
 
 final as (

@@ -1,7 +1,7 @@
 -- One row per memory-fit request: a workload that names a model × a catalog GPU model × a GPU count
 -- (1, 2, 4, 8 and every count an offer rents). The CLI's check-fit supplies a one-row table of this shape.
 with workloads as (
-    select * from {{ ref('stg_workloads') }}
+    select * from {{ ref('int_workloads') }}
     -- A workload without a model (a generic batch job) is not memory-checked.
     where model_id is not null
 ),

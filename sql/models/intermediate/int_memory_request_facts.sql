@@ -11,7 +11,7 @@ with requests as (
 
 models as (
     -- The catalog plus models declared by config.json (model-config sources).
-    select * from {{ ref('stg_llm_models') }}
+    select * from {{ ref('int_llm_models') }}
 ),
 
 precisions as (

@@ -13,7 +13,7 @@ validations as (
 ),
 
 runs as (
-    select provider, gpu_model, gpu_count, source_name from {{ ref('stg_benchmark_runs') }}
+    select provider, gpu_model, gpu_count, source_name from {{ ref('int_current_benchmark_runs') }}
 ),
 
 facts as (

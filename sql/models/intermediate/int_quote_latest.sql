@@ -8,7 +8,7 @@
 with observations as (
     select o.*, coalesce(f.state, 'current') as file_state, o.observed_at_basis != 'landed_at' as is_dated
     from {{ ref('stg_quote_observations') }} as o
-    left join {{ ref('stg_file_states') }} as f
+    left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
     where coalesce(f.state, 'current') != 'withdrawn'
 ),

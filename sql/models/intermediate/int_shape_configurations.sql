@@ -4,7 +4,7 @@
 -- per offer is decided on these narrow rows, so the workload × offer rows (a million at 200 workloads
 -- × 5,000 offers) only look it up: deciding it on the wide rows ran out of the build's 1 GB limit.
 with workloads as (
-    select workload_id, kind from {{ ref('stg_workloads') }}
+    select workload_id, kind from {{ ref('int_workloads') }}
 ),
 
 shapes as (

@@ -2,7 +2,7 @@
 -- each sensitivity utilisation of data/reference/conventions.csv (30 / 60 / 100 %: '30pct' …), at
 -- which the whole cost model is re-run for ranking_sensitivity.
 with workloads as (
-    select workload_id, utilisation from {{ ref('stg_workloads') }}
+    select workload_id, utilisation from {{ ref('int_workloads') }}
 ),
 
 sensitivity as (

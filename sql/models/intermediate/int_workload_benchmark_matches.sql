@@ -15,7 +15,7 @@ with workloads as (
             as workload_scenario,
         case when scenario is not null then 'stated' when slo_json is not null then 'implied by its SLOs'
             when kind = 'inference' then 'implied: inference without SLOs' end as workload_scenario_basis
-    from {{ ref('stg_workloads') }}
+    from {{ ref('int_workloads') }}
 ),
 
 throughputs as (
@@ -32,13 +32,13 @@ runs as (
         -- The shape a run served: measured mean tokens per request, else the lengths it was configured with.
         coalesce(mean_input_tokens, input_len_tokens) as run_input_tokens,
         coalesce(mean_output_tokens, output_len_tokens) as run_output_tokens
-    from {{ ref('stg_benchmark_runs') }}
+    from {{ ref('int_current_benchmark_runs') }}
 ),
 
 latencies as (
     -- Every latency statistic a run reports, one row each (UNPIVOT drops the ones it lacks).
     unpivot (
-        select run_id, columns('^(ttft|tpot|itl|e2el)_(mean|median|p90|p95|p99)_ms$') from {{ ref('stg_benchmark_runs') }}
+        select run_id, columns('^(ttft|tpot|itl|e2el)_(mean|median|p90|p95|p99)_ms$') from {{ ref('int_current_benchmark_runs') }}
     ) on columns('_ms$') into name latency_column value latency_ms
 ),
 

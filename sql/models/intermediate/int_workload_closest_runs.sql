@@ -5,13 +5,13 @@
 -- Engine, shape and SLO verdicts come from int_workload_benchmark_matches (one rule, one place); a run
 -- that is not a candidate there (another model or precision) is compared on its identity only.
 with workloads as (
-    select * from {{ ref('stg_workloads') }}
+    select * from {{ ref('int_workloads') }}
 ),
 
 runs as (
     select run_id, source_name, benchmark_format, provider, gpu_model, gpu_count, model_id, precision,
            engine, workload_id as run_workload_id
-    from {{ ref('stg_benchmark_runs') }}
+    from {{ ref('int_current_benchmark_runs') }}
 ),
 
 units as (

@@ -6,7 +6,7 @@
 -- fit per shape (int_shape_configurations), throughput per shape (int_shape_measured_throughputs,
 -- int_shape_estimated_throughputs); here they meet the workload, the offer, ROCm and validation.
 with workloads as (
-    select * from {{ ref('stg_workloads') }}
+    select * from {{ ref('int_workloads') }}
 ),
 
 offers_now as (

@@ -2,10 +2,10 @@
 -- output); run_id joins benchmark_runs. Read straight from the raw table: it is the high-volume
 -- table, and a staging copy would double its size for no change.
 with requests as (
-    -- Only requests of files whose runs count (stg_benchmark_runs): superseded versions leave.
+    -- Only requests of files whose runs count (int_current_benchmark_runs): superseded versions leave.
     select r.*
     from {{ source('raw', 'benchmark_requests') }} as r
-    left join {{ ref('stg_file_states') }} as f
+    left join {{ ref('int_file_states') }} as f
         on f.source_name = r.source_name and f.file_sha256 = r.file_sha256
     where coalesce(f.state, 'current') = 'current'
 ),

@@ -1,7 +1,7 @@
 -- One row per benchmark run: what a configuration completed, in what unit, over how long, and
 -- its throughput and latency in canonical units (ms, s, tokens/s for the whole system and per GPU).
 with runs as (
-    select * from {{ ref('stg_benchmark_runs') }}
+    select * from {{ ref('int_current_benchmark_runs') }}
 ),
 
 plausibility as (

@@ -6,7 +6,7 @@
 with observations as (
     select o.*, f.state as file_state, f.superseded_by as file_superseded_by
     from {{ ref('stg_quote_observations') }} as o
-    left join {{ ref('stg_file_states') }} as f
+    left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
 ),
 
