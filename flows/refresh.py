@@ -309,8 +309,10 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     # One build folder per warehouse, at the same path every time: only the writer-lock holder
     # builds, and dbt's parse state (kept in .dbt/) stays valid only while its database path does.
     build_dir = root / ".build" / f"{warehouse_file.name}.build"
-    try:
-        with warehouse.writer_lock(warehouse_file):
+    with warehouse.writer_lock(warehouse_file):
+        # The build folder is removed before the lock is released: the next refresh waiting for the
+        # lock builds in the same folder.
+        try:
             # Only the lock holder builds, so anything left in .build is a killed refresh's debris.
             _sweep_builds(root / ".build", warehouse_file.name)
             build_dir.mkdir(parents=True)
@@ -333,8 +335,8 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             # Reads count once the refresh published: a failed build re-run must not count them twice.
             versions.write_state(versions.state_path(root / "landing", warehouse_file.name), lifecycle)
             stage_cache.prune(root / "staged-cache" / warehouse_file.name, keys)
-    finally:
-        shutil.rmtree(build_dir, ignore_errors=True)
+        finally:
+            shutil.rmtree(build_dir, ignore_errors=True)
     summary = RefreshSummary(
         warehouse=str(warehouse_file),
         files=len(outcomes),
