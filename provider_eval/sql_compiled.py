@@ -47,25 +47,33 @@ def cache_root() -> Path:
     return Path(base).expanduser() / "dbt-manifests"
 
 
+def _cache(sql_dir: Path, manifest: Path) -> Path:
+    """Keep a copy of manifest as this tree's cached one (atomically); returns the cached folder."""
+    cached = cache_root() / tree_hash(sql_dir)
+    if cached.exists():
+        return cached
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="keep-", dir=cached.parent))
+    shutil.copy2(manifest, staging / "manifest.json")
+    try:
+        os.replace(staging, cached)
+    except OSError:  # another process cached the same tree first: either copy is the same
+        shutil.rmtree(staging, ignore_errors=True)
+    return cached
+
+
 def compile_manifest(sql_dir: Path) -> dict:
     """dbt's manifest with every model's compiled SQL, from the cache or compiled now (~5 s, once)."""
-    cached = cache_root() / tree_hash(sql_dir) / "manifest.json"
-    if cached.exists():
-        return sql_layer.read_manifest(cached.parent)
-    cached.parent.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="compile-", dir=cached.parent.parent))
+    cached = cache_root() / tree_hash(sql_dir)
+    if (cached / "manifest.json").exists():
+        return sql_layer.read_manifest(cached)
+    work = Path(tempfile.mkdtemp(prefix="provider-eval-compile-"))
     try:
         sql_layer.write_profile(work, Path(":memory:"), "1GB", None)
         result = sql_layer.invoke("compile", sql_dir, work, ["--select", "resource_type:model", "resource_type:test"])
         if not result.success:
             raise SqlModelError(f"dbt could not compile {sql_dir}: {result.exception or 'see its log'}")
-        # Another process may have compiled the same tree meanwhile: either copy is the same.
-        target = work / "target"
-        try:
-            os.replace(target, cached.parent)
-        except OSError:
-            pass
-        return sql_layer.read_manifest(cached.parent)
+        return sql_layer.read_manifest(_cache(sql_dir, work / "target" / "manifest.json"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -73,16 +81,8 @@ def compile_manifest(sql_dir: Path) -> dict:
 def keep_manifest(target_dir: Path, sql_dir: Path) -> None:
     """Cache the manifest a successful `dbt build` wrote (its models are compiled), so check-fit
     after a refresh starts without compiling the project itself."""
-    cached = cache_root() / tree_hash(sql_dir)
-    if cached.exists() or not (target_dir / "manifest.json").exists():
-        return
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="keep-", dir=cached.parent))
-    shutil.copy2(target_dir / "manifest.json", staging / "manifest.json")
-    try:
-        os.replace(staging, cached)
-    except OSError:  # another process cached the same tree first
-        shutil.rmtree(staging, ignore_errors=True)
+    if (target_dir / "manifest.json").exists():
+        _cache(sql_dir, target_dir / "manifest.json")
 
 
 def compiled_models(sql_dir: Path) -> dict[str, CompiledModel]:
