@@ -8,6 +8,7 @@ import polars as pl
 
 from bench.synthetic import SCALES, amd_aliases, generate
 from provider_eval.sql_compiled import compiled_models
+from provider_eval.sql_layer import BUILD_THREADS
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = {"land", "parse", "validate", "load", "sql_models", "quality_gate", "publish"}
@@ -51,11 +52,14 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert result["ingest_cpu_ratio_vs_duckdb"] > 0 and result["pipeline_ingest_cpu_seconds"] > 0
     assert set(result["stages"]) == STAGES
     # Every SQL model dbt materialises (an ephemeral one lives inside its reader) timed once, slowest
-    # first, within the sql_models stage's wall time.
+    # first. dbt runs BUILD_THREADS models at once, so each model fits inside the stage's wall time and
+    # all of them together inside BUILD_THREADS times it (CI once saw the plain sum 1 % over the wall).
     models = result["sql_model_seconds"]
     assert set(models) == {name for name, m in compiled_models(ROOT / "sql").items() if not m.ephemeral}
     assert list(models.values()) == sorted(models.values(), reverse=True)
-    assert 0 < sum(models.values()) <= result["stages"]["sql_models"]["seconds"]
+    wall_s = result["stages"]["sql_models"]["seconds"]
+    assert 0 < max(models.values()) <= wall_s
+    assert sum(models.values()) <= BUILD_THREADS * wall_s
     for stage in result["stages"].values():
         assert {"seconds", "thread_busy_seconds", "rows_per_s", "peak_rss_bytes"} <= set(stage)
     c = result["row_conservation"]
