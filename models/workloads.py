@@ -45,6 +45,14 @@ class Workload(pa.DataFrameModel):
     slo_json: str = pa.Field(nullable=True)
     # The stated scenario (offline | server | interactive); null: implied (docs/cost-model.md "Scenario").
     scenario: str = pa.Field(nullable=True, isin=["offline", "server", "interactive"])
+    # Demand (docs/workloads.md): fixed quantity, a quantity by a deadline, or a rate sustained over months.
+    demand_kind: str = pa.Field(isin=["fixed", "deadline", "sustained"])
+    deadline_hours: QUANTITY = pa.Field(nullable=True, gt=Decimal(0))
+    units_per_month: QUANTITY = pa.Field(nullable=True, gt=Decimal(0))
+    period_months: int = pa.Field(nullable=True, gt=0)
+    peak_units_per_hour: QUANTITY = pa.Field(nullable=True, gt=Decimal(0))
+    # The user's own spot interruption assumptions per provider (JSON list; never a default).
+    spot_interruptions_json: str = pa.Field(nullable=True)
 
     class Config:
         strict = True

@@ -84,6 +84,46 @@ class Match(ConfigModel):
     shape_tolerance_pct: Percent = DEFAULT_SHAPE_TOLERANCE_PCT
 
 
+Positive = checked(Decimal, lambda v: is_number(v) and 0 < v < float("inf"), "{key} {value} must be a positive number",
+                   convert=_decimal)
+Fraction = checked(Decimal, lambda v: is_number(v) and 0 <= v < float("inf"), "{key} {value} must be a number ≥ 0",
+                   convert=_decimal, none=False)
+
+
+class Sustained(ConfigModel):
+    """A rate over a period (docs/workloads.md "Sustained demand"): units per month for some months."""
+
+    unknown_keys: ClassVar[str] = "'sustained' may only hold {allowed}, not {unknown}"
+    units_per_month: Annotated[Decimal, _required(_decimal)]
+    months: Whole = None
+    peak_units_per_hour: Positive = None
+
+    @model_validator(mode="after")
+    def _positive(self):
+        if self.units_per_month <= 0:
+            fail(f"sustained.units_per_month {self.units_per_month} must be > 0")
+        if self.months is None or self.months <= 0:
+            fail("sustained.months must be a whole number of months > 0")
+        return self
+
+
+class SpotInterruptions(ConfigModel):
+    """A user's own assumption about one provider's spot interruptions (never a default: docs/workloads.md)."""
+
+    unknown_keys: ClassVar[str] = "each 'spot_interruptions' item may only hold {allowed}, not {unknown}"
+    provider: Label
+    interruptions_per_hour: Fraction
+    lost_hours_per_interruption: Fraction
+    source: Label  # where the assumption comes from: an assumption without one is refused
+
+    @model_validator(mode="after")
+    def _some_work_survives(self):
+        # Expected hours = need / (1 − λ·L): at λ·L ≥ 1 the job never finishes.
+        if self.interruptions_per_hour * self.lost_hours_per_interruption >= 1:
+            fail("interruptions_per_hour × lost_hours_per_interruption must be below 1 (otherwise no work survives)")
+        return self
+
+
 class _SloBase(ConfigModel):
     unknown_keys: ClassVar[str] = "unknown SLO {names}; allowed: {allowed}"
     not_a_mapping: ClassVar[str] = "'slo' must be a mapping such as {ttft_p99_ms: 2000, tpot_mean_ms: 50}"
@@ -108,7 +148,13 @@ class WorkloadEntry(ConfigModel):
     kind: Label
     description: Text = None
     unit: Label
-    quantity: Annotated[Decimal, _required(_decimal)]
+    # Required unless `sustained` gives it (units_per_month × months).
+    quantity: Annotated[Decimal | None, BeforeValidator(lambda v: _required(_decimal).func(v) if v == "" else
+                                                        None if v is None else _decimal(v))] = None
+    # Deadline (docs/workloads.md "Deadline"): the quantity must be done within this many hours.
+    deadline_hours: Positive = None
+    sustained: Sustained | None = None
+    spot_interruptions: list[SpotInterruptions] | None = None
     # A Hugging Face repo id names the catalog model it resolves to (flows/ingest/names.py).
     model_id: Text = None
     precision: Text = None
@@ -131,6 +177,23 @@ class WorkloadEntry(ConfigModel):
     gpu_memory_utilization: Number = None
     activation_checkpointing: Checkpointing = None
     lora_rank: Whole = None
+
+    @model_validator(mode="after")
+    def _demand(self):
+        if self.sustained is not None:
+            if self.deadline_hours is not None:
+                fail("a workload is either sustained (a rate over months) or has a deadline_hours, not both")
+            total = self.sustained.units_per_month * self.sustained.months
+            if self.quantity is not None and self.quantity != total:
+                fail(f"quantity {self.quantity} is not sustained.units_per_month × months = {total}; leave it out")
+            self.quantity = total
+        elif self.quantity is None:
+            fail("'quantity' is required")
+        if self.spot_interruptions:
+            providers = [p.provider.lower() for p in self.spot_interruptions]
+            if len(set(providers)) < len(providers):
+                fail("spot_interruptions names a provider twice")
+        return self
 
     @model_validator(mode="after")
     def _qlora_base(self, info: ValidationInfo):
@@ -156,6 +219,15 @@ class WorkloadEntry(ConfigModel):
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "shape_tolerance_pct": float(match.shape_tolerance_pct),
             "slo_json": json.dumps(slo, sort_keys=True) if slo else None, "scenario": self.scenario,
+            "demand_kind": "sustained" if self.sustained else "deadline" if self.deadline_hours else "fixed",
+            "deadline_hours": self.deadline_hours,
+            "units_per_month": self.sustained.units_per_month if self.sustained else None,
+            "period_months": self.sustained.months if self.sustained else None,
+            "peak_units_per_hour": self.sustained.peak_units_per_hour if self.sustained else None,
+            "spot_interruptions_json": json.dumps(
+                [{"provider": p.provider, "interruptions_per_hour": str(p.interruptions_per_hour),
+                  "lost_hours_per_interruption": str(p.lost_hours_per_interruption), "source": p.source}
+                 for p in self.spot_interruptions]) if self.spot_interruptions else None,
         }
 
 
@@ -206,7 +278,9 @@ def load_workloads(file: Path, reference_dir: Path = REFERENCE_DIR) -> pl.DataFr
               "storage_gb": QUANTITY, "egress_gb": QUANTITY, "setup_hours": QUANTITY,
               "match_workload_id": pl.String, "line": pl.Int64, "utilisation": QUANTITY, **FIT_KEYS,
               "input_tokens": pl.Int64, "output_tokens": pl.Int64, "shape_tolerance_pct": pl.Float64,
-              "slo_json": pl.String, "scenario": pl.String}
+              "slo_json": pl.String, "scenario": pl.String, "demand_kind": pl.String,
+              "deadline_hours": QUANTITY, "units_per_month": QUANTITY, "period_months": pl.Int64,
+              "peak_units_per_hour": QUANTITY, "spot_interruptions_json": pl.String}
     frame = pl.DataFrame(rows, schema=schema)
     try:
         return Workload.validate(frame, lazy=True)
