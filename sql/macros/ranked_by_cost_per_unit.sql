@@ -19,7 +19,9 @@
         tier, commitment_term_hours,
         node_count, throughput_source, cost_per_million_units_usd, is_interruptible, utilisation,
         estimate_basis, also_seen_in, config_id,
-        vendor, risk_notes, warnings, quote_age_days, risk_flags
+        vendor, risk_notes, warnings, quote_age_days, risk_flags,
+        demand_kind, deadline_hours, period_months, busy_hours_per_month, nodes_for_peak, nodes_rented,
+        node_utilisation, cost_per_month_usd, on_demand_usd_per_node_hour, break_even_utilisation
     from {{ ref('workload_costs') }}
     where status = '{{ status }}'
 {% endmacro %}

@@ -60,7 +60,7 @@ final as (
     from shapes as c
     join estimate_bases as e
         on e.workload_id = c.workload_id and e.provider = c.provider and e.gpu_model = c.gpu_model
-        and e.gpus_per_node = c.gpus_per_node
+        and e.gpus_per_node = c.gpus_per_node and c.node_count = 1
     left join gpus as g on g.gpu_model = c.gpu_model
     left join gpus as b on b.gpu_model = e.basis_gpu_model
 )

@@ -28,7 +28,7 @@ with_measured as (
         and (t.run_provider is null or t.run_provider = c.provider)
     -- Provider-specific runs win over generic ones, runs stating their node count over the rest.
     qualify row_number() over (
-        partition by c.workload_id, c.provider, c.gpu_model, c.gpus_per_node
+        partition by c.workload_id, c.provider, c.gpu_model, c.gpus_per_node, c.node_count
         order by t.run_provider nulls last, t.node_count nulls last
     ) = 1
 ),
@@ -37,7 +37,7 @@ near_misses as (
     -- Runs of this shape's GPU model, count and node count that came close: why they did not count.
     -- Only an SLO miss on runs that match otherwise makes a configuration SLO_NOT_MET.
     select
-        c.workload_id, c.provider, c.gpu_model, c.gpus_per_node,
+        c.workload_id, c.provider, c.gpu_model, c.gpus_per_node, c.node_count,
         len(flatten(list(t.slo_failed_run_ids))) > 0 as has_slo_failures,
         len(flatten(list(t.perf_implausible_run_ids))) > 0 as has_perf_implausible,
         string_agg(t.mismatch_detail, ' | ' order by t.mismatch_detail) as benchmark_match_detail
@@ -60,7 +60,7 @@ final as (
     from with_measured as c
     left join near_misses as n
         on n.workload_id = c.workload_id and n.provider = c.provider and n.gpu_model = c.gpu_model
-        and n.gpus_per_node = c.gpus_per_node
+        and n.gpus_per_node = c.gpus_per_node and n.node_count = c.node_count
 )
 
 select * from final

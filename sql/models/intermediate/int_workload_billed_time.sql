@@ -14,7 +14,7 @@ scenarios as (
 ),
 
 conventions as (
-    select seconds_per_month, microseconds_per_month from {{ ref('stg_conventions') }}
+    select hours_per_month, seconds_per_month, microseconds_per_month from {{ ref('stg_conventions') }}
 ),
 
 rates as (
@@ -24,13 +24,23 @@ rates as (
         s.utilisation_applied,
         conv.seconds_per_month, conv.microseconds_per_month,
         c.billing_model in ('monthly', 'dedicated') as is_billed_monthly,
+        -- Sustained demand on capacity paid whether busy or not (months, commitment terms): as many
+        -- nodes as the peak (or the monthly volume) needs, for the whole period (docs/workloads.md).
+        c.demand_kind = 'sustained' and (c.billing_model in ('monthly', 'dedicated') or c.commitment_term_hours is not null)
+            as is_always_on,
+        -- Busy volumes: the quantity; for sustained demand also one month's units and the peak rate for a month.
+        c.units_per_month as month_quantity,
+        coalesce(c.peak_units_per_hour * conv.hours_per_month, c.units_per_month) as peak_month_quantity,
         -- A measured rate is a binary float (DOUBLE). It is read once as the decimal m × 10^-k with a
         -- 16-digit integer m (docs/cost-model.md#exact-billing); every time below is a whole number of
         -- microseconds or an exact fraction of integers, so no float is ever ceil()ed.
         15 - floor(log10(c.units_per_hour))::integer as rate_scale,
         -- More than 10^12 hours, or a rate above 10^20 units/h (a nonsense rate or quantity), would
         -- overflow the exact 128-bit integers below: DURATION_OUT_OF_RANGE instead.
-        c.quantity::double / c.units_per_hour <= 1e12 and c.units_per_hour <= 1e20 as is_duration_in_range
+        -- A spot interruption assumption multiplies the integers by 10^12 more: at most 10^6 hours then.
+        greatest(c.quantity::double, coalesce(c.peak_units_per_hour, 0)::double * conv.hours_per_month) / c.units_per_hour
+            <= case when c.spot_interruptions_per_hour is null then 1e12 else 1e6 end
+            and c.units_per_hour <= 1e20 as is_duration_in_range
     from configurations as c
     join scenarios as s using (workload_id)
     cross join conventions as conv
@@ -49,14 +59,23 @@ busy as (
         *,
         -- Busy time = quantity / rate, rounded half-up to the microsecond: (2n + d) // 2d of
         -- n = quantity × 3.6e9 µs·units/h × 10^k and d = m (or n and d × 10^-k when k < 0).
+        {%- for column, q in [('busy_us', 'quantity'), ('busy_month_us', 'month_quantity'),
+                              ('busy_peak_month_us', 'peak_month_quantity')] %}
         case when is_duration_in_range then
             case when rate_scale >= 0
-                then ((quantity * 1000000)::hugeint * 7200 * rate_pow10 + rate_mantissa) // (2 * rate_mantissa)
-                else ((quantity * 1000000)::hugeint * 7200 + rate_mantissa * rate_pow10) // (2 * rate_mantissa * rate_pow10)
+                then (({{ q }} * 1000000)::hugeint * 7200 * rate_pow10 + rate_mantissa) // (2 * rate_mantissa)
+                else (({{ q }} * 1000000)::hugeint * 7200 + rate_mantissa * rate_pow10) // (2 * rate_mantissa * rate_pow10)
             end
-        end as busy_us,
+        end as {{ column }},
+        {%- endfor %}
         (utilisation_applied * 1000000)::hugeint as utilisation_ppm,
+        -- Spot with the user's interruption assumption (λ interruptions/h, L hours lost each): the
+        -- share of running time whose work survives is 1 − λ·L, in parts per 10^12 (exact).
+        case when spot_interruptions_per_hour is not null then 1000000000000::hugeint
+            - (spot_interruptions_per_hour * 1000000)::hugeint * (spot_lost_hours_per_interruption * 1000000)::hugeint
+        end as surviving_ppt,
         (setup_hours * 3600000000)::hugeint as setup_us,
+        (deadline_hours * 3600000000)::hugeint as deadline_us,
         (min_term_hours * 3600000000)::hugeint as min_term_us,
         (commitment_term_hours * 3600000000)::hugeint as commitment_term_us
     from rate_digits
@@ -65,11 +84,31 @@ busy as (
 hours as (
     select
         *,
-        -- Hours needed = busy / utilisation + setup, kept exact as the fraction
-        -- need_num / need_den microseconds (need_den = utilisation in parts per million).
-        busy_us * 1000000 + setup_us * utilisation_ppm as need_num,
-        utilisation_ppm as need_den
-    from busy
+        -- Hours needed = busy / (utilisation × surviving share) + setup, kept exact as the fraction
+        -- need_num / need_den microseconds (need_den = utilisation in parts per million, times the
+        -- surviving share in parts per 10^12 where a spot assumption applies).
+        busy_us * busy_scale + setup_us * need_den as need_num,
+        -- One month's demand and the peak for a month, as the same fractions (sustained demand).
+        busy_month_us * busy_scale as month_need_num,
+        busy_peak_month_us * busy_scale as peak_month_need_num
+    from (
+        select
+            *,
+            case when surviving_ppt is null then 1000000::hugeint else 1000000000000000000::hugeint end as busy_scale,
+            case when surviving_ppt is null then utilisation_ppm else utilisation_ppm * surviving_ppt end as need_den
+        from busy
+    )
+),
+
+replicas as (
+    select
+        *,
+        -- Copies of the configuration the demand needs at once: the peak's (else the monthly
+        -- volume's) busy time over a month's hours, at least 1. Independent copies: no multi-node run needed.
+        greatest(1, (peak_month_need_num + need_den * microseconds_per_month - 1) // (need_den * microseconds_per_month),
+            (month_need_num + need_den * microseconds_per_month - 1) // (need_den * microseconds_per_month))::hugeint
+            as replicas
+    from hours
 ),
 
 billed as (
@@ -78,6 +117,12 @@ billed as (
         -- ceil(a / b) of positive integers is (a + b - 1) // b: exact, whatever the size.
         case
             when need_num is null then null
+            -- Sustained demand on always-on capacity: every copy for every month of the period (at
+            -- least the minimum term), or every commitment term the period needs.
+            when is_always_on and is_billed_monthly then replicas * greatest(period_months::hugeint,
+                (min_term_us + microseconds_per_month - 1) // microseconds_per_month)
+            when is_always_on then replicas * greatest(1, (period_months * microseconds_per_month + commitment_term_us - 1)
+                // commitment_term_us)
             -- Monthly / dedicated: whole months (730 h = 2,628,000,000,000 µs), at least the minimum term.
             when is_billed_monthly then greatest(
                 (need_num + need_den * microseconds_per_month - 1) // (need_den * microseconds_per_month),
@@ -94,7 +139,7 @@ billed as (
             when commitment_term_hours is not null then 'commitment_term'
             else billing_granularity
         end as billing_period
-    from hours
+    from replicas
 ),
 
 final as (
@@ -103,6 +148,7 @@ final as (
         case
             when billing_periods is null then null
             when is_billed_monthly then billing_periods * seconds_per_month
+            when is_always_on then billing_periods * ceil(commitment_term_hours * 3600)
             when commitment_term_hours is not null
                 then greatest(billing_periods * ceil(commitment_term_hours * 3600), ceil(min_term_hours * 3600))
             else greatest(billing_periods * billing_granularity_s, ceil(min_term_hours * 3600))

@@ -25,6 +25,17 @@ compat as (
     select * from {{ ref('int_compat_checks') }}
 ),
 
+spot_assumptions as (
+    -- workloads.yaml spot_interruptions: one row per workload × provider the user gave an assumption for.
+    select workload_id, lower(a.provider) as provider_key, a.interruptions_per_hour, a.lost_hours_per_interruption, a.source
+    from (
+        select workload_id, unnest(from_json(spot_interruptions_json, '[{"provider": "VARCHAR",
+            "interruptions_per_hour": "DECIMAL(18,6)", "lost_hours_per_interruption": "DECIMAL(18,6)",
+            "source": "VARCHAR"}]')) as a
+        from workloads where spot_interruptions_json is not null
+    )
+),
+
 latest_validations as (
     -- Only an offer's newest on-hardware validation counts.
     select offer_id, validation_id, verdict from {{ ref('stg_hardware_validations') }} where is_latest_for_offer
@@ -34,6 +45,10 @@ final as (
     select
         w.workload_id, w.kind, w.unit, w.quantity, w.storage_gb, w.egress_gb, w.setup_hours,
         w.utilisation, lower(w.engine) as workload_engine,
+        w.demand_kind, w.deadline_hours, w.units_per_month, w.period_months, w.peak_units_per_hour,
+        -- The user's own interruption assumption for this provider (spot offers only; never a default).
+        si.interruptions_per_hour as spot_interruptions_per_hour,
+        si.lost_hours_per_interruption as spot_lost_hours_per_interruption, si.source as spot_assumption_source,
         o.offer_option_id, o.offer_id, o.provider, o.gpu_model, o.gpus_per_node, o.billing_model, o.tier,
         o.commitment_term_hours, o.usd_per_gpu_hour, o.usd_per_node_hour, o.price_amount, o.currency,
         o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
@@ -68,6 +83,8 @@ final as (
         and cc.engine is not distinct from lower(w.engine)
     left join latest_validations as v
         on v.offer_id = o.offer_id
+    left join spot_assumptions as si
+        on o.billing_model = 'spot' and si.workload_id = w.workload_id and si.provider_key = lower(o.provider)
 )
 
 select * from final

@@ -4,8 +4,28 @@
 -- Conventions (docs/cost-model.md, data/reference/conventions.csv): 730 h per month; each line rounded
 -- half-up to 6 decimals; billed periods from exact integer arithmetic (int_workload_billed_time;
 -- docs/cost-model.md#exact-billing).
-with billed_time as (
-    select * from {{ ref('int_workload_billed_time') }}
+with all_billed_time as (
+    select
+        *,
+        -- A deadline is met when the hours needed (busy / utilisation + setup) are at most deadline_hours.
+        case when demand_kind = 'deadline' and need_num is not null then need_num <= deadline_us * need_den end
+            as meets_deadline
+    from {{ ref('int_workload_billed_time') }}
+),
+
+billed_time as (
+    -- A deadline workload's candidates (int_shape_configurations): the fewest nodes that meet the
+    -- deadline; where none does, the most nodes a run measured (the closest it gets), DEADLINE_NOT_MET.
+    select * exclude (deadline_node_count, most_node_count)
+    from (
+        select
+            *,
+            min(node_count) filter (where meets_deadline) over w as deadline_node_count,
+            max(node_count) over w as most_node_count
+        from all_billed_time
+        window w as (partition by workload_id, offer_option_id, throughput_source, utilisation_scenario)
+    )
+    where node_count = coalesce(deadline_node_count, most_node_count)
 ),
 
 lines as (
@@ -39,6 +59,7 @@ totals as (
             case when units_per_hour is null then case when is_slo_not_met then 'SLO_NOT_MET'
                 when is_perf_implausible then 'PERF_IMPLAUSIBLE' else 'NO_BENCHMARK' end end,
             case when not is_duration_in_range then 'DURATION_OUT_OF_RANGE' end,
+            case when meets_deadline = false then 'DEADLINE_NOT_MET' end,
             case when stale_reason is not null then stale_reason end,
             case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
             case when memory_fits = false then 'DOES_NOT_FIT' end,
@@ -56,7 +77,24 @@ final as (
     select
         * exclude (units_per_hour, rate_scale, is_duration_in_range, rate_mantissa, rate_pow10, busy_us,
             utilisation_ppm, setup_us, min_term_us, commitment_term_us, need_num, need_den, billed_s,
-            seconds_per_month, microseconds_per_month),
+            seconds_per_month, microseconds_per_month, busy_month_us, busy_peak_month_us,
+            month_quantity, peak_month_quantity, surviving_ppt, busy_scale, month_need_num, peak_month_need_num,
+            deadline_us, replicas),
+        -- Sustained demand (docs/workloads.md): one copy's busy hours per month, the nodes the peak
+        -- (else the monthly volume) needs at once, the nodes paid for (always-on capacity: every
+        -- month; otherwise only busy hours are billed), and the cost per month of the period.
+        case when demand_kind = 'sustained' then
+            ((2 * busy_month_us + 3600) // 7200 * 0.000001)::decimal(38, 6) end as busy_hours_per_month,
+        case when demand_kind = 'sustained' then (node_count * greatest(1,
+            (peak_month_need_num + need_den * microseconds_per_month - 1) // (need_den * microseconds_per_month)))::bigint
+        end as nodes_for_peak,
+        case when demand_kind = 'sustained' and is_always_on then (node_count * replicas)::bigint end as nodes_rented,
+        -- Share of the always-on nodes' hours doing useful work: monthly beats on-demand above the
+        -- offer's break_even_utilisation (workload_costs). Rounded half-up to 0.0001.
+        case when demand_kind = 'sustained' and is_always_on then
+            ((2 * month_need_num * 10000 + need_den * microseconds_per_month * replicas)
+                // (2 * need_den * microseconds_per_month * replicas) * 0.0001)::decimal(9, 4)
+        end as node_utilisation,
         -- The rate the arithmetic used (m × 10^-k), to 18 decimals.
         format('{}e{}', rate_mantissa, -rate_scale)::decimal(38, 18) as units_per_hour,
         -- Exact hours, rounded half-up to the micro-hour for display.
@@ -69,6 +107,9 @@ final as (
             // (2 * (quantity * 1000000)::hugeint) * 0.000000000001)::decimal(38, 12) as cost_per_unit_usd,
         ((2 * (total_cost_usd * 1000000)::hugeint * 1000000000000 + (quantity * 1000000)::hugeint)
             // (2 * (quantity * 1000000)::hugeint) * 0.000001)::decimal(38, 6) as cost_per_million_units_usd,
+        case when demand_kind = 'sustained' then
+            ((2 * (total_cost_usd * 1000000)::hugeint + period_months) // (2 * period_months) * 0.000001)::decimal(38, 6)
+        end as cost_per_month_usd,
         case
             when len(exclusion_reasons) > 0 then 'excluded'
             when throughput_source = 'estimate' then 'estimated'
@@ -76,8 +117,15 @@ final as (
         end as status,
         billing_model = 'spot' as is_interruptible,
         list_filter([
-            case when billing_model = 'spot'
-                then 'SPOT_INTERRUPTION_RISK: the provider may reclaim the node; no discount for lost work is applied' end,
+            case when billing_model = 'spot' and surviving_ppt is not null
+                then format('SPOT_INTERRUPTION_RISK: expected cost with lost work redone, from your assumption ({} interruptions/h × {} h lost each; {}): hours needed ÷ (1 − {})',
+                    spot_interruptions_per_hour::double, spot_lost_hours_per_interruption::double, spot_assumption_source,
+                    (spot_interruptions_per_hour * spot_lost_hours_per_interruption)::double)
+                when billing_model = 'spot'
+                then 'SPOT_INTERRUPTION_RISK: the provider may reclaim the node; no discount for lost work is applied (give spot_interruptions in workloads.yaml for an expected cost)' end,
+            case when meets_deadline = false
+                then format('DEADLINE_NOT_MET: {} h needed at the most nodes a run measured ({}), deadline {} h',
+                    ((2 * need_num + need_den * 3600) // (2 * need_den * 3600) * 0.000001)::decimal(38, 6), node_count, deadline_hours) end,
             case when throughput_source = 'estimate'
                 then 'ESTIMATED_THROUGHPUT: ' || estimate_basis end,
             case when list_contains(offer_warnings, 'PRICE_OUTLIER')

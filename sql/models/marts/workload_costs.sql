@@ -6,6 +6,44 @@ with cost_lines as (
     select * from {{ ref('int_workload_cost_lines') }} where utilisation_scenario = 'declared'
 ),
 
+on_demand as (
+    -- Each provider's cheapest on-demand node-hour per GPU model and node size: what spot, monthly
+    -- and committed prices of the same configuration are compared with.
+    select provider, gpu_model, gpus_per_node, min(usd_per_node_hour) as on_demand_usd_per_node_hour
+    from {{ ref('int_offers_now') }} where billing_model = 'on_demand' and usd_per_node_hour > 0
+    group by all
+),
+
+conventions as (
+    select hours_per_month from {{ ref('stg_conventions') }}
+),
+
+compared as (
+    select
+        c.*,
+        od.on_demand_usd_per_node_hour,
+        -- The utilisation above which paying for the whole month (or the whole committed term)
+        -- beats paying on-demand for busy hours only: monthly price / (on-demand × hours per month),
+        -- or committed hourly / on-demand hourly. Rounded half-up to 0.0001.
+        case
+            when c.billing_model in ('monthly', 'dedicated') and c.usd_per_node_month is not null then
+                ((2 * (c.usd_per_node_month * 1000000)::hugeint * 10000
+                    + (od.on_demand_usd_per_node_hour * 1000000)::hugeint * conv.hours_per_month)
+                 // (2 * (od.on_demand_usd_per_node_hour * 1000000)::hugeint * conv.hours_per_month) * 0.0001)
+            when c.commitment_term_hours is not null or c.billing_model = 'reserved' then
+                ((2 * (c.usd_per_node_hour * 1000000)::hugeint * 10000 + (od.on_demand_usd_per_node_hour * 1000000)::hugeint)
+                 // (2 * (od.on_demand_usd_per_node_hour * 1000000)::hugeint) * 0.0001)
+        end::decimal(18, 4) as break_even_utilisation,
+        -- A spot price above the same provider's on-demand price for the same configuration is
+        -- a warning (the discount spot trades for interruptions is missing: a stale or mislabelled price).
+        case when c.billing_model = 'spot' and c.usd_per_node_hour > od.on_demand_usd_per_node_hour
+            then list_append(c.offer_warnings, 'SPOT_ABOVE_ON_DEMAND') else c.offer_warnings end as all_warnings
+    from cost_lines as c
+    left join on_demand as od
+        on od.provider = c.provider and od.gpu_model = c.gpu_model and od.gpus_per_node = c.gpus_per_node
+    cross join conventions as conv
+),
+
 named as (
     -- A configuration id a user can copy from `rank` into `explain WORKLOAD CONFIG`:
     -- provider/gpu_model/gpu_count/billing_model[/tier][/<term>h], plus /offer_id only where one
@@ -14,7 +52,7 @@ named as (
         *,
         concat_ws('/', provider, gpu_model, gpu_count::varchar, billing_model, tier,
             round(commitment_term_hours)::bigint::varchar || 'h') as base_config_id
-    from cost_lines
+    from compared
 ),
 
 configs as (
@@ -44,6 +82,7 @@ risk_flagged as (
         list_filter([
             case when is_interruptible then 'spot' end,
             case when list_contains(offer_warnings, 'PRICE_OUTLIER') then 'price outlier' end,
+            case when list_contains(all_warnings, 'SPOT_ABOVE_ON_DEMAND') then 'spot > on-demand' end,
             case when quote_age_days is null then 'undated' else format('{}d old', quote_age_days) end,
             case when validation_verdict is null then 'unvalidated'
                 when validation_verdict != 'pass' then 'validation ' || validation_verdict end,
@@ -79,7 +118,10 @@ final as (
         config_id,
         -- Added for the buyer's view (docs/cost-model.md#risk-flags; docs/warehouse.md): the GPU's
         -- vendor, the offer's warnings, the quote's age and the short risk flags `rank` prints.
-        vendor, offer_warnings as warnings, quote_age_days, risk_flags
+        vendor, all_warnings as warnings, quote_age_days, risk_flags,
+        -- Added for deadlines and sustained demand (docs/workloads.md; docs/cost-model.md).
+        demand_kind, deadline_hours, period_months, busy_hours_per_month, nodes_for_peak, nodes_rented,
+        node_utilisation, cost_per_month_usd, on_demand_usd_per_node_hour, break_even_utilisation
     from risk_flagged
 )
 
