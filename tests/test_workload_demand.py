@@ -129,3 +129,20 @@ def test_spot_above_on_demand_is_a_warning_and_an_assumption_gives_an_expected_c
         Decimal("3508.771930"), Decimal("28072.00"))
     assert any("my log" in n for n in assumed["qspot"]["risk_notes"])
     assert assumed["spot"]["total_cost_usd"] == plain["spot"]["total_cost_usd"]  # provider p: no assumption
+
+
+def test_sustained_sensitivity_shows_where_monthly_stops_paying():
+    con = build(workloads=[workload("ss", **SUSTAINED)], offers=SUSTAINED_OFFERS[:2],
+                runs=[run("ss", "MI300X", 3600000.0, gpu_count=8)])
+    sens = {r["offer_id"]: r for r in rows(con, "select * from ranking_sensitivity")}
+    # 100 %: monthly $48,000 (1) < on-demand $53,344 (2).
+    # 60 %: on-demand 3,333.33 / 0.6 = 5,555.6 → 5,556 h × $16 = $88,896; monthly 555.56 / 0.6 = 925.9 h a
+    # month > 730 → 2 nodes × 6 × $8,000 = $96,000: on-demand wins. 30 %: on-demand 11,112 h × $16 =
+    # $177,792; monthly 1,851.9 h a month → 3 nodes × 6 × $8,000 = $144,000: monthly wins again.
+    assert [(sens[o]["rank_at_100pct"], sens[o]["rank_at_60pct"], sens[o]["rank_at_30pct"]) for o in ("month", "od")] == [
+        (1, 2, 1), (2, 1, 2)]
+    assert sens["od"]["cost_per_unit_usd_at_60pct"] == Decimal("0.000007408000")  # 88,896 / 1.2e10
+    assert sens["month"]["cost_per_unit_usd_at_30pct"] == Decimal("0.000012000000")  # 144,000 / 1.2e10
+    # Monthly keeps the lead up to on-demand's $53,344 over 6 node-months = $8,890.67 a node-month.
+    assert sens["month"]["break_even_usd_per_node_month"] == Decimal("8890.67")
+    assert (sens["month"]["break_even_utilisation"], sens["od"]["break_even_utilisation"]) == (Decimal("0.6849"), None)

@@ -22,7 +22,7 @@ rates as (
         c.*,
         s.utilisation_scenario,
         s.utilisation_applied,
-        conv.seconds_per_month, conv.microseconds_per_month,
+        conv.hours_per_month, conv.seconds_per_month, conv.microseconds_per_month,
         c.billing_model in ('monthly', 'dedicated') as is_billed_monthly,
         -- Sustained demand on capacity paid whether busy or not (months, commitment terms): as many
         -- nodes as the peak (or the monthly volume) needs, for the whole period (docs/workloads.md).

@@ -4,7 +4,15 @@
 -- Conventions (docs/cost-model.md, data/reference/conventions.csv): 730 h per month; each line rounded
 -- half-up to 6 decimals; billed periods from exact integer arithmetic (int_workload_billed_time;
 -- docs/cost-model.md#exact-billing).
-with all_billed_time as (
+with on_demand as (
+    -- Each provider's cheapest on-demand node-hour per GPU model and node size: what spot, monthly
+    -- and committed prices of the same configuration are compared with.
+    select provider, gpu_model, gpus_per_node, min(usd_per_node_hour) as on_demand_usd_per_node_hour
+    from {{ ref('int_offers_now') }} where billing_model = 'on_demand' and usd_per_node_hour > 0
+    group by all
+),
+
+all_billed_time as (
     select
         *,
         -- A deadline is met when the hours needed (busy / utilisation + setup) are at most deadline_hours.
@@ -28,6 +36,27 @@ billed_time as (
     where node_count = coalesce(deadline_node_count, most_node_count)
 ),
 
+compared as (
+    select
+        b.*,
+        od.on_demand_usd_per_node_hour,
+        -- The utilisation above which paying for the whole month (or the whole committed term)
+        -- beats paying on-demand for busy hours only: monthly price / (on-demand × hours per month),
+        -- or committed hourly / on-demand hourly. Rounded half-up to 0.0001.
+        case
+            when b.billing_model in ('monthly', 'dedicated') and b.usd_per_node_month is not null then
+                ((2 * (b.usd_per_node_month * 1000000)::hugeint * 10000
+                    + (od.on_demand_usd_per_node_hour * 1000000)::hugeint * b.hours_per_month)
+                 // (2 * (od.on_demand_usd_per_node_hour * 1000000)::hugeint * b.hours_per_month) * 0.0001)
+            when b.commitment_term_hours is not null or b.billing_model = 'reserved' then
+                ((2 * (b.usd_per_node_hour * 1000000)::hugeint * 10000 + (od.on_demand_usd_per_node_hour * 1000000)::hugeint)
+                 // (2 * (od.on_demand_usd_per_node_hour * 1000000)::hugeint) * 0.0001)
+        end::decimal(18, 4) as break_even_utilisation
+    from billed_time as b
+    left join on_demand as od
+        on od.provider = b.provider and od.gpu_model = b.gpu_model and od.gpus_per_node = b.gpus_per_node
+),
+
 lines as (
     select
         *,
@@ -46,7 +75,7 @@ lines as (
         -- Support is billed per node per month started (730 h).
         round(node_count * support_usd_per_month * ((billed_s + seconds_per_month - 1) // seconds_per_month), 6)::decimal(38, 6)
             as support_cost_usd
-    from billed_time
+    from compared
 ),
 
 totals as (
@@ -77,7 +106,7 @@ final as (
     select
         * exclude (units_per_hour, rate_scale, is_duration_in_range, rate_mantissa, rate_pow10, busy_us,
             utilisation_ppm, setup_us, min_term_us, commitment_term_us, need_num, need_den, billed_s,
-            seconds_per_month, microseconds_per_month, busy_month_us, busy_peak_month_us,
+            seconds_per_month, microseconds_per_month, hours_per_month, busy_month_us, busy_peak_month_us,
             month_quantity, peak_month_quantity, surviving_ppt, busy_scale, month_need_num, peak_month_need_num,
             deadline_us, replicas),
         -- Sustained demand (docs/workloads.md): one copy's busy hours per month, the nodes the peak

@@ -88,7 +88,10 @@ final as (
         case when b.margin_micro_usd > 0 and b.node_months_billed > 0 then
             ((2 * b.margin_micro_usd + b.node_months_billed * b.gpus_per_node * 10000)
                 // (2 * b.node_months_billed * b.gpus_per_node * 10000) * 0.01)::decimal(18, 2)
-        end as break_even_usd_per_gpu_month
+        end as break_even_usd_per_gpu_month,
+        -- Monthly / dedicated / committed offers: the utilisation above which they beat the same
+        -- provider's on-demand price (as in workload_costs.break_even_utilisation).
+        b.break_even_utilisation
     from margins as b
     left join pivoted as p on p.workload_id = b.workload_id and p.offer_option_id = b.offer_option_id
 )

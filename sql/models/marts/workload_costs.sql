@@ -6,42 +6,14 @@ with cost_lines as (
     select * from {{ ref('int_workload_cost_lines') }} where utilisation_scenario = 'declared'
 ),
 
-on_demand as (
-    -- Each provider's cheapest on-demand node-hour per GPU model and node size: what spot, monthly
-    -- and committed prices of the same configuration are compared with.
-    select provider, gpu_model, gpus_per_node, min(usd_per_node_hour) as on_demand_usd_per_node_hour
-    from {{ ref('int_offers_now') }} where billing_model = 'on_demand' and usd_per_node_hour > 0
-    group by all
-),
-
-conventions as (
-    select hours_per_month from {{ ref('stg_conventions') }}
-),
-
 compared as (
     select
-        c.*,
-        od.on_demand_usd_per_node_hour,
-        -- The utilisation above which paying for the whole month (or the whole committed term)
-        -- beats paying on-demand for busy hours only: monthly price / (on-demand × hours per month),
-        -- or committed hourly / on-demand hourly. Rounded half-up to 0.0001.
-        case
-            when c.billing_model in ('monthly', 'dedicated') and c.usd_per_node_month is not null then
-                ((2 * (c.usd_per_node_month * 1000000)::hugeint * 10000
-                    + (od.on_demand_usd_per_node_hour * 1000000)::hugeint * conv.hours_per_month)
-                 // (2 * (od.on_demand_usd_per_node_hour * 1000000)::hugeint * conv.hours_per_month) * 0.0001)
-            when c.commitment_term_hours is not null or c.billing_model = 'reserved' then
-                ((2 * (c.usd_per_node_hour * 1000000)::hugeint * 10000 + (od.on_demand_usd_per_node_hour * 1000000)::hugeint)
-                 // (2 * (od.on_demand_usd_per_node_hour * 1000000)::hugeint) * 0.0001)
-        end::decimal(18, 4) as break_even_utilisation,
+        *,
         -- A spot price above the same provider's on-demand price for the same configuration is
         -- a warning (the discount spot trades for interruptions is missing: a stale or mislabelled price).
-        case when c.billing_model = 'spot' and c.usd_per_node_hour > od.on_demand_usd_per_node_hour
-            then list_append(c.offer_warnings, 'SPOT_ABOVE_ON_DEMAND') else c.offer_warnings end as all_warnings
-    from cost_lines as c
-    left join on_demand as od
-        on od.provider = c.provider and od.gpu_model = c.gpu_model and od.gpus_per_node = c.gpus_per_node
-    cross join conventions as conv
+        case when billing_model = 'spot' and usd_per_node_hour > on_demand_usd_per_node_hour
+            then list_append(offer_warnings, 'SPOT_ABOVE_ON_DEMAND') else offer_warnings end as all_warnings
+    from cost_lines
 ),
 
 named as (
