@@ -18,16 +18,21 @@ EXPLAIN_COLUMNS = ["offer_id", "provider", "gpu_model", "gpu_count", "billing_mo
                    "utilisation", "busy_hours", "billing_period", "billing_periods", "usd_per_node_month",
                    "cost_per_million_units_usd", "is_interruptible", "risk_notes", "tier", "commitment_term_hours",
                    "source_name", "unit", "quantity", "config_id", "observed_at", "benchmark_node_count",
-                   "benchmark_match_detail", "also_seen_in"]
+                   "benchmark_match_detail", "also_seen_in",
+                   # Deadlines and sustained demand (docs/workloads.md).
+                   "demand_kind", "deadline_hours", "period_months", "busy_hours_per_month", "nodes_for_peak",
+                   "nodes_rented", "node_utilisation", "cost_per_month_usd", "on_demand_usd_per_node_hour",
+                   "break_even_utilisation", "warnings"]
 
 SENSITIVITY_COLUMNS = ["rank", "provider", "offer_id", "gpu_model", "gpu_count", "billing_model", "usd_per_gpu_hour",
                        "total_cost_usd", "compared_with_offer_id", "break_even_usd_per_gpu_hour",
                        "break_even_usd_per_node_hour", "break_even_change_pct", "rank_at_30pct", "rank_at_60pct",
-                       "rank_at_100pct", "break_even_usd_per_node_month"]
+                       "rank_at_100pct", "break_even_usd_per_node_month", "break_even_utilisation"]
 SENSITIVITY_HEADERS = {**HEADERS, "compared_with_offer_id": "vs", "break_even_usd_per_gpu_hour": "break-even $/GPU-h",
                        "break_even_usd_per_node_hour": "break-even $/node-h", "break_even_change_pct": "price change %",
                        "rank_at_30pct": "rank @30%", "rank_at_60pct": "rank @60%", "rank_at_100pct": "rank @100%",
-                       "break_even_usd_per_node_month": "break-even $/node-month (monthly)"}
+                       "break_even_usd_per_node_month": "break-even $/node-month (monthly)",
+                       "break_even_utilisation": "beats on-demand above util."}
 
 
 def _throughput_label(source: str | None, run_ids: list | None) -> str:
@@ -60,7 +65,31 @@ def _arithmetic(row: dict) -> list[str]:
     if row["unit"] in PER_MILLION_UNITS:
         out.append(f"cost per million {row['unit']} = ${row['total_cost_usd']:,.2f} × 1,000,000 / "
                    f"{row['quantity'].normalize():f} = ${row['cost_per_million_units_usd']:,.4f}")
-    return out + list(row["risk_notes"] or [])
+    return out + _demand_lines(row) + list(row["risk_notes"] or [])
+
+
+def _demand_lines(row: dict) -> list[str]:
+    """What a deadline or sustained workload adds to the arithmetic."""
+    out = []
+    if row["demand_kind"] == "deadline":
+        met = "≤" if "DEADLINE_NOT_MET" not in (row["exclusion_reasons"] or []) else ">"
+        out.append(f"deadline: {row['hours_needed'].normalize():f} h needed {met} {row['deadline_hours'].normalize():f} h "
+                   f"on {row['node_count']} node(s) (the fewest measured node count that meets it)")
+    if row["demand_kind"] == "sustained":
+        months = row["period_months"]
+        out.append(f"sustained: {(row['quantity'] / months).normalize():f} {row['unit']}/month × {months} month(s); "
+                   f"busy {row['busy_hours_per_month'].normalize():f} h/month per copy; the peak needs "
+                   f"{row['nodes_for_peak']} node(s)")
+        if row["nodes_rented"] is not None:
+            out.append(f"always-on: {row['nodes_rented']} node(s) paid for the whole period, "
+                       f"{row['node_utilisation'] * 100:.2f} % of their hours busy")
+        else:
+            out.append("billed for busy hours only (on-demand capacity assumed available at the peak)")
+        out.append(f"cost per month = ${row['total_cost_usd']:,.2f} / {months} = ${row['cost_per_month_usd']:,.2f}")
+    if row["break_even_utilisation"] is not None:
+        out.append(f"beats the provider's on-demand ${row['on_demand_usd_per_node_hour'].normalize():f}/node-h above "
+                   f"{row['break_even_utilisation'] * 100:.2f} % utilisation")
+    return out
 
 
 def _sources(row: dict, runs: list[tuple]) -> list[str]:

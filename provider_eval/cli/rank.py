@@ -13,7 +13,11 @@ RANK_COLUMNS = ["workload_id", "rank", "offer_id", "provider", "vendor", "gpu_mo
                 "cost_per_unit_usd", "total_cost_usd", "hours_billed", "usd_per_gpu_hour", "unit",
                 "benchmark_run_ids", "node_count", "throughput_source", "is_interruptible", "source_name",
                 "validation_verdict", "cost_per_million_units_usd", "config_id", "also_seen_in",
-                "quote_age_days", "risk_flags", "risk_notes", "warnings"]
+                "quote_age_days", "risk_flags", "risk_notes", "warnings",
+                # Deadlines and sustained demand (docs/workloads.md).
+                "demand_kind", "deadline_hours", "hours_needed", "period_months", "busy_hours_per_month",
+                "nodes_for_peak", "nodes_rented", "node_utilisation", "cost_per_month_usd",
+                "on_demand_usd_per_node_hour", "break_even_utilisation"]
 
 # The rank filters, each a condition on the ranked rows' columns (the flags are computed in SQL:
 # workload_costs.risk_flags and its inputs); a null parameter means "no filter".
@@ -55,6 +59,35 @@ class Vendor(str, Enum):
 RANK_TABLE = ["rank", "config_id", "total_cost_usd", "{cost}", "risk_flags"]
 RANK_TABLE_WIDE = ["rank", "config_id", "vendor", "offer_id", "usd_per_gpu_hour", "hours_billed", "total_cost_usd",
                    "{cost}", "source_name", "validation_verdict", "risk_flags"]
+# Sustained demand: the monthly bill and the nodes it pays for replace the total (docs/workloads.md);
+# --wide adds where monthly/committed capacity beats on-demand.
+SUSTAINED_TABLE = ["rank", "config_id", "cost_per_month_usd", "{cost}", "nodes_for_peak", "risk_flags"]
+SUSTAINED_TABLE_WIDE = ["rank", "config_id", "vendor", "usd_per_gpu_hour", "nodes_for_peak", "nodes_rented",
+                        "busy_hours_per_month", "node_utilisation", "break_even_utilisation", "cost_per_month_usd",
+                        "total_cost_usd", "{cost}", "risk_flags"]
+# Deadline: the hours needed beside the cost (the node count is in the config id's GPU count).
+DEADLINE_TABLE = ["rank", "config_id", "hours_needed", "total_cost_usd", "{cost}", "risk_flags"]
+KIND_HEADERS = {"cost_per_month_usd": "$ / month", "nodes_for_peak": "nodes", "nodes_rented": "nodes paid",
+                "busy_hours_per_month": "busy h/month", "node_utilisation": "node util.",
+                "break_even_utilisation": "beats on-demand above", "hours_needed": "hours needed"}
+
+
+def _table_columns(kind: str | None, wide: bool) -> list[str]:
+    """The table's columns for a workload's demand kind (fixed, deadline, sustained)."""
+    if kind == "sustained":
+        return SUSTAINED_TABLE_WIDE if wide else SUSTAINED_TABLE
+    if kind == "deadline" and not wide:
+        return DEADLINE_TABLE
+    return RANK_TABLE_WIDE if wide else RANK_TABLE
+
+
+def _kind_title(record: dict) -> str:
+    """What a deadline or sustained workload asks, for its table's title."""
+    if record["demand_kind"] == "deadline":
+        return f", done within {record['deadline_hours'].normalize():f} h (fewest measured nodes that meet it)"
+    if record["demand_kind"] == "sustained":
+        return f", sustained for {record['period_months']} month(s)"
+    return ""
 
 
 def _excluded_line(workload_id: str, n_excluded: int, reasons: list[str]) -> str:
@@ -108,10 +141,13 @@ def rank(
     filtered = any(p is not None and p is not False for p in params[2:])  # --max-quote-age 0 filters too
     for workload_id, n_excluded, unit, reasons in excluded:
         cost_column, headers = cost_column_for(unit)
-        headers = {**headers, "risk_flags": "flags", "validation_verdict": "validation"}
-        shown = [cost_column if c == "{cost}" else c for c in (RANK_TABLE_WIDE if wide else RANK_TABLE)]
+        headers = {**headers, **KIND_HEADERS, "risk_flags": "flags", "validation_verdict": "validation"}
+        records = [dict(zip(cols, r)) for r in rows + guessed if r[0] == workload_id]
+        kind = records[0]["demand_kind"] if records else None
+        shown = [cost_column if c == "{cost}" else c for c in _table_columns(kind, wide)]
         idx = [cols.index(c) for c in shown]
         per = f"per million {unit}" if cost_column == "cost_per_million_units_usd" else f"per completed unit ({unit})"
+        per += _kind_title(records[0]) if records else ""
         mine = [tuple(r[i] for i in idx) for r in rows if r[0] == workload_id]
         if mine:
             # Without --top, a table shows the cheapest TABLE_ROWS_SHOWN and says how to see the rest.
