@@ -53,7 +53,7 @@ def cost_vs_time(frame: pd.DataFrame, unit: str, x_title: str, per_million: bool
         interpolate="step-after", color="#c0392b", strokeDash=[4, 3]).encode(
         x="x_value:Q", y=f"{column}:Q", order="x_value:Q")
     labels = base.mark_text(align="left", dx=7, dy=-7, fontSize=10).encode(
-        x="x_value:Q", y=f"{column}:Q", text="configuration:N")
+        x="x_value:Q", y=f"{column}:Q", text="label:N" if "label" in frame else "configuration:N")
     return (front + points + labels).properties(width=WIDTH, height=260)
 
 

@@ -109,6 +109,36 @@ COST_VS_TIME_SQL = f"""
 
     select * from final order by x_value, cost_per_unit_usd"""
 
+# AMD against the NVIDIA baseline for one workload (docs/cost-model.md "NVIDIA offers: the baseline"):
+# per vendor, its ranked (measured) configurations and the cheapest, and what kept the others out.
+VENDOR_BASELINE_SQL = """
+    with costs as (
+        select * from workload_costs where workload_id = $1 and vendor is not null and throughput_source = 'measured'
+    ),
+
+    ranked as (
+        select vendor, count(*) as ranked, arg_min(config_id, cost_per_unit_usd) as cheapest,
+               min({cost})::double as cheapest_cost
+        from rankings where workload_id = $1 and vendor is not null group by vendor
+    ),
+
+    reasons as (
+        select vendor, reason, count(*) as n
+        from (select vendor, unnest(exclusion_reasons) as reason from costs where status = 'excluded')
+        group by all
+    ),
+
+    excluded as (
+        select vendor, count(*) filter (where status = 'excluded') as excluded from costs group by vendor
+    )
+
+    select e.vendor, coalesce(r.ranked, 0) as "ranked (measured)", r.cheapest as "cheapest configuration",
+           r.cheapest_cost as "{label}", e.excluded as "excluded",
+           (select string_agg(reason || ' ×' || n, ', ' order by n desc, reason) from reasons as x
+            where x.vendor = e.vendor) as "why excluded"
+    from excluded as e left join ranked as r using (vendor)
+    order by e.vendor"""
+
 MEMORY_FIT_SQL = """
     select workload_id, gpu_model, bool_or(fits) as fits, min(min_gpus) as min_gpus
     from memory_fit group by all order by all"""
@@ -178,6 +208,37 @@ def _table(frame: pd.DataFrame, empty: str) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
+# The cost-vs-time chart's label geometry (charts.cost_vs_time: 10 px text, 7 px right of and above its point).
+LABEL_CHAR_PX, LABEL_HEIGHT_PX, LABEL_DX_PX, CHART_HEIGHT_PX = 6.2, 12, 7, 260
+
+
+def chart_labels(points: pd.DataFrame, column: str, width_px: float = charts.WIDTH) -> tuple[list[str], int]:
+    """One label per point that does not overlap another: points at the same spot share one label
+    ("A (+2 more here)"); a label whose box would cross a kept one is left out. Returns the labels
+    (empty where left out) and how many were left out."""
+    xs, ys = points["x_value"].astype(float), points[column].astype(float)
+    span_x, span_y = (xs.max() - xs.min()) or 1.0, (ys.max() - ys.min()) or 1.0
+    px = [(x - xs.min()) / span_x * width_px for x in xs]
+    py = [(ys.max() - y) / span_y * CHART_HEIGHT_PX for y in ys]
+    same: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(xs.round(9), ys.round(12))):
+        same.setdefault(key, []).append(i)
+    labels, kept, left_out = [""] * len(points), [], 0
+    for group in same.values():
+        first = group[0]
+        text = str(points["configuration"].iloc[first])
+        if len(group) > 1:
+            text += f" (+{len(group) - 1} more here)"
+        box = (px[first] + LABEL_DX_PX, py[first] - LABEL_HEIGHT_PX - 1,
+               px[first] + LABEL_DX_PX + LABEL_CHAR_PX * len(text), py[first] - 1)
+        if any(box[0] < k[2] and k[0] < box[2] and box[1] < k[3] and k[1] < box[3] for k in kept):
+            left_out += 1
+            continue
+        kept.append(box)
+        labels[first] = text
+    return labels, left_out
+
+
 def _figure(svg: str, caption: str) -> str:
     return f'<figure class="chart">{svg}<figcaption class="note">{html.escape(caption)}</figcaption></figure>'
 
@@ -202,9 +263,13 @@ def _workload_section(con: duckdb.DuckDBPyConnection, workload_id: str, unit: st
             if not is_latency:
                 parts.append('<p class="note">No per-request latency data yet (benchmark_requests has none for '
                              'these runs): time is the hours each configuration needs for the whole workload.</p>')
+            column = "cost_per_million_units_usd" if per_million else "cost_per_unit_usd"
+            points["label"], left_out = chart_labels(points, column)
+            hidden = (f" {left_out} label(s) that would overlap another are left out: the ranking above lists "
+                      "every configuration." if left_out else "")
             parts.append(_figure(charts.to_svg(charts.cost_vs_time(points, unit, x_title, per_million)),
                                  "Cost against time; the dashed line joins the Pareto front "
-                                 "(no other configuration is both cheaper and faster)."))
+                                 "(no other configuration is both cheaper and faster)." + hidden))
         parts.append(f"<h4>Sensitivity ({html.escape(workload_id)})</h4>")
         parts.append('<p class="note">The price at which each configuration would overtake the leader (for the '
                      'leader: lose the lead), and its rank at 30 / 60 / 100 % utilisation (ranking_sensitivity).</p>')
@@ -219,10 +284,43 @@ def _workload_section(con: duckdb.DuckDBPyConnection, workload_id: str, unit: st
                      "derived from another provider or GPU model (estimate_basis). Never mixed into the ranking "
                      "above.</p>")
         parts.append(_table(estimates, ""))
+    parts.append(_vendor_baseline(con, workload_id, cost, label))
     excluded = _frame(con, EXCLUDED_SQL, [workload_id])
     parts.append(f"<h4>Excluded configurations ({len(excluded)})</h4>")
     parts.append(_table(excluded, "None: every configuration was ranked."))
     return "\n".join(parts)
+
+
+def _vendor_baseline(con: duckdb.DuckDBPyConnection, workload_id: str, cost: str, label: str) -> str:
+    """AMD vs NVIDIA baseline for one workload: only what the warehouse ranks, and why the rest is out."""
+    frame = _frame(con, VENDOR_BASELINE_SQL.format(cost=cost, label=label), [workload_id])
+    parts = [f"<h4>AMD vs NVIDIA baseline ({html.escape(workload_id)})</h4>"]
+    ranked = frame[frame["ranked (measured)"] > 0] if not frame.empty else frame
+    vendors = set(ranked["vendor"]) if not frame.empty else set()
+    if {"AMD", "NVIDIA"} <= vendors:
+        amd = ranked.loc[ranked["vendor"] == "AMD", label].iloc[0]
+        nvidia = ranked.loc[ranked["vendor"] == "NVIDIA", label].iloc[0]
+        parts.append(f'<p class="vendor-verdict">The cheapest AMD configuration costs {amd / nvidia:.2f} × the '
+                     f"cheapest NVIDIA one ({label}: {amd:,.4f} against {nvidia:,.4f}), both measured.</p>")
+    else:
+        missing = sorted({"AMD", "NVIDIA"} - vendors)
+        parts.append(f'<p class="empty vendor-missing">No comparison: this warehouse ranks no measured '
+                     f"{' or '.join(missing)} configuration for this workload (the rows below say why).</p>")
+    parts.append(_table(frame, "No AMD or NVIDIA offer is costed for this workload."))
+    return "\n".join(parts)
+
+
+def _vendor_summary(con: duckdb.DuckDBPyConnection) -> str:
+    """Which workloads have ranked measured configurations of both vendors (the baseline comparisons)."""
+    both = [r[0] for r in con.execute(
+        "select workload_id from rankings where vendor in ('AMD', 'NVIDIA') group by workload_id "
+        "having count(distinct vendor) = 2 order by workload_id").fetchall()]
+    if not both:
+        return ('<p class="empty" id="vendor-none">No workload in this warehouse has ranked (measured) configurations '
+                "of both AMD and NVIDIA GPUs, so there is no AMD vs NVIDIA baseline yet; each workload's section "
+                "lists, per vendor, what was costed and why it was excluded.</p>")
+    links = ", ".join(f'<a href="#w-{html.escape(w)}">{html.escape(w)}</a>' for w in both)
+    return f'<p id="vendor-both">AMD and NVIDIA both ranked (measured) for: {links}.</p>'
 
 
 def _memory_fit_section(con: duckdb.DuckDBPyConnection) -> str:
@@ -274,6 +372,8 @@ def render(con: duckdb.DuckDBPyConnection, warehouse_path: Path, docs_href: str 
 {docs_note}
 <h2 id="costs">Cost per completed unit, per workload</h2>
 {_table(workloads, "No workloads in the warehouse.")}
+<h3 id="vendor-baseline">AMD vs NVIDIA baseline</h3>
+{_vendor_summary(con)}
 {''.join(sections)}
 <h2 id="memory-fit">Memory fit (GPU model × workload)</h2>
 {_memory_fit_section(con)}
