@@ -44,6 +44,7 @@ SENSITIVITY_SQL = """
            s.break_even_usd_per_gpu_hour as "break-even $/GPU-h", s.break_even_change_pct as "price change %",
            s.usd_per_node_month as "$/node-month today",
            s.break_even_usd_per_node_month as "break-even $/node-month",
+           s.break_even_utilisation as "beats on-demand above utilisation",
            s.rank_at_30pct as "rank @30 %", s.rank_at_60pct as "rank @60 %", s.rank_at_100pct as "rank @100 %"
     from ranking_sensitivity as s
     join rankings as r using (workload_id, rank)
