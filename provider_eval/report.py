@@ -111,7 +111,8 @@ COST_VS_TIME_SQL = f"""
     select * from final order by x_value, cost_per_unit_usd"""
 
 # AMD against the NVIDIA baseline for one workload (docs/cost-model.md "NVIDIA offers: the baseline"):
-# per vendor, its ranked (measured) configurations and the cheapest, and what kept the others out.
+# per vendor, its ranked (measured) configurations, the cheapest, and how many were excluded (listed with
+# their reasons under Excluded configurations).
 VENDOR_BASELINE_SQL = """
     with costs as (
         select * from workload_costs where workload_id = $1 and vendor is not null and throughput_source = 'measured'
@@ -123,20 +124,12 @@ VENDOR_BASELINE_SQL = """
         from rankings where workload_id = $1 and vendor is not null group by vendor
     ),
 
-    reasons as (
-        select vendor, reason, count(*) as n
-        from (select vendor, unnest(exclusion_reasons) as reason from costs where status = 'excluded')
-        group by all
-    ),
-
     excluded as (
         select vendor, count(*) filter (where status = 'excluded') as excluded from costs group by vendor
     )
 
     select e.vendor, coalesce(r.ranked, 0) as "ranked (measured)", r.cheapest as "cheapest configuration",
-           r.cheapest_cost as "{label}", e.excluded as "excluded",
-           (select string_agg(reason || ' ×' || n, ', ' order by n desc, reason) from reasons as x
-            where x.vendor = e.vendor) as "why excluded"
+           r.cheapest_cost as "{label}", e.excluded as "excluded (reasons: Excluded configurations)"
     from excluded as e left join ranked as r using (vendor)
     order by e.vendor"""
 
@@ -306,7 +299,7 @@ def _vendor_baseline(con: duckdb.DuckDBPyConnection, workload_id: str, cost: str
     else:
         missing = sorted({"AMD", "NVIDIA"} - vendors)
         parts.append(f'<p class="empty vendor-missing">No comparison: this warehouse ranks no measured '
-                     f"{' or '.join(missing)} configuration for this workload (the rows below say why).</p>")
+                     f"{' or '.join(missing)} configuration for this workload (Excluded configurations below say why).</p>")
     parts.append(_table(frame, "No AMD or NVIDIA offer is costed for this workload."))
     return "\n".join(parts)
 

@@ -69,10 +69,11 @@ def test_report_is_one_self_contained_file(sample_report, sample_warehouse):
     docs = urllib.parse.unquote(re.search(r'<a href="([^"]+)" id="sql-docs">', page).group(1))
     assert (sample_report.parent / docs).resolve() == (sample_warehouse.parent / "dbt_docs" / "index.html").resolve()
     assert (sample_report.parent / docs).is_file()
-    # cost bars + cost vs time for each of the three ranked workloads, the memory-fit heatmap of the
+    # cost bars + cost vs time for each of the five ranked workloads (seed 000, Llama-2-70B offline and
+    # server, and since issue 22 its six-month and by-deadline forms), the memory-fit heatmap of the
     # bundled model workloads, 5 GPU models' prices (MI300X, MI325X, MI350X; NVIDIA H200 and B200
     # from the SkyPilot Vast.ai catalog since issue 22)
-    assert page.count("<svg") == 12
+    assert page.count("<svg") == 16
     assert "No data yet: the memory_fit mart is empty." not in page
     assert "No data yet: no host has been validated" in page
     assert "No per-request latency data yet" in page
@@ -107,7 +108,7 @@ def test_report_covers_sensitivity_and_labelled_estimates(sample_report, sample_
 def test_report_renders_in_headless_chromium(sample_report, tmp_path):
     dom = _chromium(tmp_path, "--dump-dom", sample_report.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert len(re.findall(r"<svg\b", dom.stdout)) == 12
+    assert len(re.findall(r"<svg\b", dom.stdout)) == 16
     assert len(re.findall(r"<(rect|path|text)\b", dom.stdout)) > 100  # the charts drew marks
     assert "provider-eval report" in dom.stdout and "Price history per GPU model" in dom.stdout
     # Chromium reports page errors (script, resource loads) on its log as CONSOLE or Uncaught lines.
@@ -160,10 +161,11 @@ def test_pareto_front_from_request_latency(filled_warehouse):
 
 def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     page = _write_report(filled_warehouse, tmp_path / "filled.html")
-    assert page.count("<svg") == 12  # the memory-fit heatmap is drawn from the bundled workloads' rows too
+    assert page.count("<svg") == 16  # the memory-fit heatmap is drawn from the bundled workloads' rows too
     assert "No data yet: the memory_fit mart is empty." not in page
-    # The seed workload has per-request rows now; the two MLPerf-backed workloads still have none.
-    assert "median request latency (ms)" in page and page.count("No per-request latency data yet") == 2
+    # The seed workload has per-request rows now; the four MLPerf-backed workloads (two since issue 22's
+    # six-month and by-deadline forms) still have none.
+    assert "median request latency (ms)" in page and page.count("No per-request latency data yet") == 4
     # Only the latest validation of a host × offer is shown.
     validations = page[page.index('id="validations"'):page.index('id="freshness"')]
     assert "pass" in validations and "ROCM_SMOKE_FAILED" not in validations
@@ -171,7 +173,7 @@ def test_report_renders_filled_marts(filled_warehouse, tmp_path):
     for text in ("fits on 1 GPU", "does not fit", "min 8 GPU"):
         assert text in page
     dom = _chromium(tmp_path, "--dump-dom", (tmp_path / "filled.html").as_uri())
-    assert len(re.findall(r"<svg\b", dom.stdout)) == 12
+    assert len(re.findall(r"<svg\b", dom.stdout)) == 16
 
 
 def test_report_of_an_empty_warehouse_says_so(sample_warehouse, tmp_path):

@@ -25,7 +25,8 @@ def test_baseline_says_why_a_vendor_is_missing():
     con = baseline_con()
     section = _vendor_baseline(con, "amd-only", "cost_per_unit_usd", "$ per job")
     assert "ranks no measured NVIDIA configuration" in section
-    assert "NO_BENCHMARK ×1" in section
+    # The H200 offer is costed and excluded (NO_BENCHMARK, listed under Excluded configurations).
+    assert "<td>NVIDIA</td><td class=\"num\">0</td><td></td><td></td><td class=\"num\">1</td>" in section
 
 
 def test_no_workload_with_both_vendors_is_said():
