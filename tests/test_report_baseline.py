@@ -42,5 +42,5 @@ def test_labels_of_points_at_one_spot_merge_and_overlapping_ones_are_left_out():
         "cost_per_unit_usd": [1.0, 1.0, 1.0, 5.0, 1.0],
     })
     labels, left_out = chart_labels(points, "cost_per_unit_usd")
-    assert labels == ["a (+2 more here)", "", "", "far", ""]
+    assert labels == ["a (+2 more here) (+1 nearby)", "", "", "far", ""]
     assert left_out == 1  # "near": its box starts 5.6 px + 7 px right of a's point, inside a's 105 px label
