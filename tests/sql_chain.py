@@ -61,7 +61,6 @@ def empty_warehouse() -> Path:
     """One warehouse file per test session: the loaders' tables from no files, then every model on them."""
     from flows.ingest.workloads import load_workloads
     from flows.load import load_reference, load_staged
-    from flows.load_validations import load_validations
 
     work = Path(tempfile.mkdtemp(prefix="provider-eval-empty-warehouse-"))
     atexit.register(shutil.rmtree, work, True)
@@ -72,8 +71,6 @@ def empty_warehouse() -> Path:
     with warehouse.connect(path) as con:
         load_reference(con, REFERENCE_DIR)
         load_staged(con, [], workloads, REFRESHED_AT)
-        problems = load_validations(con, work / "no-validations")
-        assert not problems, problems
         sql_compiled.create_schemas(con)
         sql_compiled.build(con, in_order(list(models())))
     return path
