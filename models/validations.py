@@ -46,7 +46,11 @@ class HardwareValidation(Lineage):
     torch_version: str = pa.Field(nullable=True)
     torch_hip_version: str = pa.Field(nullable=True)
     torch_cuda_version: str = pa.Field(nullable=True)
+    torch_importable: pl.Boolean
     torch_device_count: pl.Int64 = pa.Field(nullable=True, ge=0)
+    torch_error: str = pa.Field(nullable=True)
+    finding_codes: pl.List(pl.String) = pa.Field(nullable=True)
+    finding_messages: pl.List(pl.String) = pa.Field(nullable=True)
     probe_gemm_bf16_8192_tflops: pl.Float64 = pa.Field(nullable=True)
     probe_hbm_copy_gbps: pl.Float64 = pa.Field(nullable=True)
     gpu_source: str = pa.Field(nullable=True)

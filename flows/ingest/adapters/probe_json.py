@@ -41,7 +41,8 @@ PROBE_COLUMNS = {
     "probe_rocm_version": pl.String, "amdgpu_driver_version": pl.String, "amdgpu_driver_kind": pl.String,
     "xgmi_links_enabled": pl.Int64, "xgmi_links_disabled": pl.Int64, "compute_partitions": pl.List(pl.String),
     "memory_partitions": pl.List(pl.String), "torch_version": pl.String, "torch_hip_version": pl.String,
-    "torch_cuda_version": pl.String, "torch_device_count": pl.Int64,
+    "torch_cuda_version": pl.String, "torch_importable": pl.Boolean, "torch_device_count": pl.Int64,
+    "torch_error": pl.String, "finding_codes": pl.List(pl.String), "finding_messages": pl.List(pl.String),
     "probe_gemm_bf16_8192_tflops": pl.Float64, "probe_hbm_copy_gbps": pl.Float64, "gpu_source": pl.String,
 }
 LINEAGE = {"source_name": pl.String, "source_file": pl.String, "file_sha256": pl.String, "row_number": pl.Int64}
@@ -149,6 +150,7 @@ def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
     probe = probe if isinstance(probe, dict) else {}
     rocm, links, part = (probe.get(k) or {} for k in ("rocm", "links", "partition"))
     torch = probe.get("torch") or {}
+    findings = [f for f in probe.get("findings") or [] if isinstance(f, dict) and isinstance(f.get("code"), str)]
     return {
         "probe_found": bool(probe), "probe_schema_version": _text(probe.get("schema_version")),
         "probe_document_problems": [sanitise.clean_text(p) for p in problems],
@@ -160,7 +162,12 @@ def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
         "memory_partitions": [str(m) for m in part.get("memory") or []],
         "torch_version": _text(torch.get("version")), "torch_hip_version": _text(torch.get("hip")),
         "torch_cuda_version": _text(torch.get("cuda")),
+        "torch_importable": bool(torch.get("importable")),
         "torch_device_count": _whole(torch.get("device_count")) if torch.get("importable") else None,
+        "torch_error": _text(torch.get("error")),
+        # Codes and messages in the probe's order (the messages are host text, cleaned by sanitise.py).
+        "finding_codes": [str(f.get("code")) for f in findings],
+        "finding_messages": [_text(f.get("message")) or "" for f in findings],
         "probe_gemm_bf16_8192_tflops": _finite(torch.get("gemm_bf16_8192_tflops")),
         "probe_hbm_copy_gbps": _finite(torch.get("hbm_copy_gbps")),
         "gpu_source": _text(probe.get("gpu_source")),
