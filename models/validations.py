@@ -53,6 +53,8 @@ class HardwareValidation(Lineage):
     finding_messages: pl.List(pl.String) = pa.Field(nullable=True)
     probe_gemm_bf16_8192_tflops: pl.Float64 = pa.Field(nullable=True)
     probe_hbm_copy_gbps: pl.Float64 = pa.Field(nullable=True)
+    probe_gemm_bf16_8192_text: str = pa.Field(nullable=True)
+    probe_hbm_copy_text: str = pa.Field(nullable=True)
     gpu_source: str = pa.Field(nullable=True)
     evidence_path: str
 
@@ -73,6 +75,7 @@ class ValidationGpu(pa.DataFrameModel):
     market_name: str = pa.Field(nullable=True)
     name_gpu_model: str = pa.Field(nullable=True)
     name_reason: str = pa.Field(nullable=True)
+    name_candidates: pl.List(pl.String) = pa.Field(nullable=True)
     vram_bytes: pl.Int64 = pa.Field(nullable=True, ge=0)
     partition_id: str = pa.Field(nullable=True)
     ecc_uncorrected_volatile: pl.Int64 = pa.Field(nullable=True, ge=0)

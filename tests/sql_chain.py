@@ -137,7 +137,7 @@ def build(workloads=(), offers=(), runs=(), memory=(), compat=(), validations=()
 
     With bench_runs (stg_benchmark_runs rows), throughput comes from the real matching models instead of `runs`."""
     given = {"stg_workloads": workloads, "int_offers": offers, "int_memory_fit": memory, "int_compat_checks": compat,
-             "stg_hardware_validations": validations}
+             "int_latest_validations": validations}
     if bench_runs is not None:
         given["stg_benchmark_runs"] = bench_runs
     else:

@@ -43,7 +43,8 @@ PROBE_COLUMNS = {
     "memory_partitions": pl.List(pl.String), "torch_version": pl.String, "torch_hip_version": pl.String,
     "torch_cuda_version": pl.String, "torch_importable": pl.Boolean, "torch_device_count": pl.Int64,
     "torch_error": pl.String, "finding_codes": pl.List(pl.String), "finding_messages": pl.List(pl.String),
-    "probe_gemm_bf16_8192_tflops": pl.Float64, "probe_hbm_copy_gbps": pl.Float64, "gpu_source": pl.String,
+    "probe_gemm_bf16_8192_tflops": pl.Float64, "probe_hbm_copy_gbps": pl.Float64,
+    "probe_gemm_bf16_8192_text": pl.String, "probe_hbm_copy_text": pl.String, "gpu_source": pl.String,
 }
 LINEAGE = {"source_name": pl.String, "source_file": pl.String, "file_sha256": pl.String, "row_number": pl.Int64}
 SCHEMA = {**LINEAGE, **RECORD_COLUMNS, **{k: t for k, (_, t) in MEASURED_COLUMNS.items()}, **PROBE_COLUMNS,
@@ -51,7 +52,7 @@ SCHEMA = {**LINEAGE, **RECORD_COLUMNS, **{k: t for k, (_, t) in MEASURED_COLUMNS
 GPU_SCHEMA = {
     "validation_id": pl.String, "file_sha256": pl.String, "gpu_index": pl.Int64, "bdf": pl.String,
     "pci_device_id": pl.String, "gfx_target": pl.String, "vendor": pl.String, "market_name": pl.String,
-    "name_gpu_model": pl.String, "name_reason": pl.String, "vram_bytes": pl.Int64, "partition_id": pl.String,
+    "name_gpu_model": pl.String, "name_reason": pl.String, "name_candidates": pl.List(pl.String), "vram_bytes": pl.Int64, "partition_id": pl.String,
     "ecc_uncorrected_volatile": pl.Int64, "mig_mode": pl.String, "enumerated_by": pl.String,
 }
 _PYTHON_TYPES = {pl.String: str, pl.Int64: int, pl.Float64: (int, float), pl.Boolean: bool}
@@ -141,6 +142,11 @@ def _whole(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63 else None
 
 
+def _as_text(value) -> str | None:
+    """A reported value as at most 60 printable characters (None when not reported)."""
+    return None if value is None else sanitise.clean_text(str(value))[:60]
+
+
 def _text(value) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -170,6 +176,9 @@ def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
         "finding_messages": [_text(f.get("message")) or "" for f in findings],
         "probe_gemm_bf16_8192_tflops": _finite(torch.get("gemm_bf16_8192_tflops")),
         "probe_hbm_copy_gbps": _finite(torch.get("hbm_copy_gbps")),
+        # What the host sent when it is not a finite number (text, a boolean): reported, but not a measurement.
+        "probe_gemm_bf16_8192_text": _as_text(torch.get("gemm_bf16_8192_tflops")),
+        "probe_hbm_copy_text": _as_text(torch.get("hbm_copy_gbps")),
         "gpu_source": _text(probe.get("gpu_source")),
     }
 
@@ -196,6 +205,9 @@ def _gpu_rows(probe: dict | None, validation_id: str, sha: str) -> list[dict]:
             "gfx_target": _text(g.get("gfx_target")), "vendor": _text(g.get("vendor")), "market_name": name,
             "name_gpu_model": resolved.gpu_model if resolved else None,
             "name_reason": resolved.reason_code if resolved else None,
+            # "NVIDIA H100" names a family (gpu_ambiguous_names.csv): its variants, any of which it may be.
+            "name_candidates": names.gpu_names().ambiguous.get(names.parse_gpu(name).core, [])
+            if resolved and resolved.reason_code == "GPU_VARIANT_UNKNOWN" else [],
             "vram_bytes": _whole(g.get("vram_bytes")) if _finite(g.get("vram_bytes")) else None,
             "partition_id": None if g.get("partition_id") is None else str(g.get("partition_id")),
             "ecc_uncorrected_volatile": _whole(g.get("ecc_uncorrected_volatile")),
