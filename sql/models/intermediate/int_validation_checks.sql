@@ -37,7 +37,7 @@ candidates as (
     -- Each physical GPU's catalog candidates: AMD by PCI device id, else gfx target (never by name);
     -- NVIDIA by the board name, read by the shared resolver at ingest (flows/ingest/names.py).
     select
-        p.validation_id, p.gpu_index, p.vendor,
+        p.validation_id, p.gpu_index, p.vendor, p.name_gpu_model,
         case when p.vendor = 'NVIDIA' then
                 case when p.name_gpu_model is not null then [p.name_gpu_model] else coalesce(p.name_candidates, []) end
             when len(by_id.models) > 0 then by_id.models
@@ -79,7 +79,10 @@ per_validation as (
         q.validation_id,
         count(i.validation_id) as gpus,
         list_sort(list(distinct i.found_model) filter (where i.found_model is not null)) as found_models,
-        count(i.validation_id) > 0 and count(*) filter (where i.vendor is distinct from 'NVIDIA') = 0 as all_nvidia
+        count(i.validation_id) > 0 and count(*) filter (where i.vendor is distinct from 'NVIDIA') = 0 as all_nvidia,
+        -- What the tools' marketing names read as (never the identity: a VF or a renamed board).
+        list_sort(list(distinct i.name_gpu_model) filter (where i.vendor is distinct from 'NVIDIA'
+                                                         and i.name_gpu_model is not null)) as named_models
     from quoted as q
     left join identified as i using (validation_id)
     group by q.validation_id
@@ -94,6 +97,7 @@ vram as (
 facts as (
     select
         q.*, pv.gpus, coalesce(pv.found_models, []) as found_models, pv.all_nvidia,
+        coalesce(pv.named_models, []) as named_models,
         vr.sized as vram_sized, vr.smallest as vram_smallest,
         floor(q.memory_gb_marketed * 1e9 * conv.validation_vram_tolerance)::bigint as vram_floor_bytes,
         f.min_rocm_version, f.source as rocm_floor_source,
@@ -164,6 +168,16 @@ decided as (
             else 'quote says ' || quoted_gpu_model || ', host has ' || array_to_string(found_models, ', ') end,
         'the quote; gpus.csv pci_device_ids / llvm_target (' || coalesce(catalog_source, 'no catalog row') || ')'
     from facts where len(found_models) > 0
+
+    union all
+    -- gpu_model note: a marketing name the shared resolver reads as another catalog model is worth saying.
+    select validation_id, 20, 0, 'gpu_model', 'note', array_to_string(named_models, ', '), quoted_gpu_model,
+        'the tools'' marketing name reads as ' || array_to_string(named_models, ', ')
+            || '; the PCI device id / gfx target says ' || array_to_string(found_models, ', '),
+        'flows/ingest/names.py on the tools'' market_name; the identity is the PCI device id / gfx target'
+    from facts
+    where len(named_models) > 0 and named_models != found_models
+        and not coalesce(list_bool_or([m like 'unknown (%' for m in found_models]), false)
 
     union all
     -- gpu_count: physical GPUs, so a CPX/NPS4 host's logical devices are not counted as GPUs.

@@ -1,0 +1,113 @@
+"""The SQL verdict (int_validation_checks / int_validation_verdicts) on real probe output from the fake hosts.
+
+Each scenario runs the real probe script against a fake host built from captured tool outputs, records
+the validation as validate-host does, lands it through the probe-json adapter and decides it in SQL
+(provider_eval.validation_sql, the models the refresh builds). The SQL must reach the verdict and the
+per-check outcomes that validate-host's Python rules reached on the same document.
+"""
+import datetime as dt
+import json
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from flows.ingest.adapters import probe_json
+from flows.ingest.adapters.base import FileContext
+from flows.probe import evidence, probe, sanitise, verdict
+from provider_eval import validation_sql
+from tests import fake_host
+
+PROBE = Path(probe.__file__)
+# The checks decided in SQL (the rest are carried from the record).
+SQL_CHECKS = {"gpu_model", "gpu_count", "vram", "rocm", "links", "gemm_bf16_8192", "hbm_copy"}
+
+
+def probe_stdout(env: dict) -> str:
+    done = subprocess.run([sys.executable, str(PROBE), "--no-bench"], env=fake_host.env_for(env),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def record(folder: Path, stdout: str, model: str, count: int) -> tuple[Path, dict]:
+    """An evidence record as validate-host writes it (same schema, Python verdict), and its path."""
+    quote = {"offer_id": f"o-{model}-{count}", "provider": "p", "gpu_model": model, "gpus_per_node": count}
+    doc, problems = sanitise.parse_probe_output(stdout)
+    decided = verdict.decide(doc, quote, verdict.Reference.load(), [], problems)
+    sha = evidence.store_raw_probe(folder, stdout.encode())
+    at = dt.datetime(2026, 11, 30, 12, tzinfo=dt.timezone.utc).isoformat()
+    rec = {"schema_version": evidence.EVIDENCE_SCHEMA, "validation_id": evidence.validation_id("h", 22, quote["offer_id"], at, sha),
+           "host": "h", "port": 22, "user": "u", "offer_id": quote["offer_id"], "provider": "p",
+           "quoted_gpu_model": model, "quoted_gpu_count": count, "verdict": decided.verdict,
+           "reasons": [r.text() for r in decided.reasons], "checks": [asdict(r) for r in decided.reasons],
+           "measured": decided.measured, "findings": [f["code"] for f in (doc or {}).get("findings") or []],
+           "validated_at": at, "host_key_fingerprint": "SHA256:x", "probe_sha256": sha,
+           "probe_schema_version": (doc or {}).get("schema_version"), "remote_exit_status": 0, "workload": None}
+    return evidence.write_record(folder, rec), rec
+
+
+SCENARIOS = {
+    "mi300x-x8-as-quoted": (lambda root: fake_host.mi300x_host(root), "MI300X", 8, "pass"),
+    "six-gpus-quoted-as-eight": (lambda root: fake_host.mi300x_host(root, count=6), "MI300X", 8, "fail"),
+    "mi325x-quoted-as-mi300x": (lambda root: fake_host.mi300x_host(root, count=1, device_id="0x74a5"), "MI300X", 1, "fail"),
+    "mi300x-quoted-as-mi325x": (lambda root: fake_host.mi300x_host(root, count=1), "MI325X", 1, "fail"),
+    "virtual-function": (lambda root: fake_host.mi300x_host(root, count=1, device_id="0x74b5"), "MI300X", 1, None),
+    "cpx-nps4": (lambda root: fake_host.cpx_host(root), "MI300X", 1, "inconclusive"),
+    "h100-sxm-x8": (lambda root: fake_host.nvidia_host(root), "H100 SXM", 8, "pass"),
+    "h100-quoted-as-mi300x": (lambda root: fake_host.nvidia_host(root), "MI300X", 8, "fail"),
+    "h100-ecc-errors": (lambda root: fake_host.nvidia_host(root, ecc_uncorrected=3), "H100 SXM", 8, "fail"),
+}
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_sql_verdict_agrees_with_the_recorded_one(name, tmp_path):
+    build, model, count, expected = SCENARIOS[name]
+    path, rec = record(tmp_path / "validations", probe_stdout(build(tmp_path / "host")), model, count)
+    got = validation_sql.decide(path)
+    if expected:
+        assert rec["verdict"] == expected, rec["reasons"]
+    assert got.verdict == rec["verdict"], (got.reasons, rec["reasons"])
+    decided = {(c["check_name"], c["status"], c["message"]) for c in got.checks if c["check_name"] in SQL_CHECKS
+               or c["check_name"].startswith("finding ")}
+    python = {(c["check"], c["status"], c["message"]) for c in rec["checks"] if c["check"] in SQL_CHECKS
+              or c["check"].startswith("finding ")}
+    assert decided == python
+    # Every SQL-decided check names its rule's source; the carried ones say they were recorded.
+    assert all(c["source_of_rule"] for c in got.checks)
+    assert sorted(got.reasons) == sorted(rec["reasons"])
+
+
+def test_a_record_without_its_probe_output_is_decided_from_what_was_recorded(tmp_path):
+    path, rec = record(tmp_path / "validations", probe_stdout(fake_host.mi300x_host(tmp_path / "host", count=6)), "MI300X", 8)
+    (tmp_path / "validations" / "probes" / f"{rec['probe_sha256']}.json").unlink()
+    got = validation_sql.decide(path)
+    # No probe facts to decide on: the recorded checks stand as recorded, each saying so.
+    assert got.verdict == rec["verdict"] == "fail" and sorted(got.reasons) == sorted(rec["reasons"])
+    assert {c["source_of_rule"] for c in got.checks} == {"recorded by validate-host (flows/probe/verdict.py, flows/probe/validate.py)"}
+
+
+def test_bad_records_are_one_quarantined_row_each_with_every_bad_field(tmp_path):
+    folder = tmp_path / "validations"
+    path, rec = record(folder, probe_stdout(fake_host.mi300x_host(tmp_path / "host", count=1)), "MI300X", 1)
+    bad = folder / "val-bad.json"
+    bad.write_text(json.dumps({**rec, "validated_at": "yesterday", "quoted_gpu_count": "eight", "port": 1e400,
+                               "verdict": "maybe"}))
+    cases = {"val-bad.json": {"validated_at", "quoted_gpu_count", "port", "verdict"}}
+    for name, text in (("val-text.json", "{not json"), ("val-list.json", "[1, 2]"), ("val-deep.json", "[" * 100000)):
+        (folder / name).write_text(text)
+    for file in sorted(folder.glob("val-*.json")):
+        ctx = FileContext(path=file, source_name="hardware-validations", original_name=file.name, file_sha256="0" * 64,
+                          first_seen_at="", defaults={}, original_path=str(file),
+                          companions={str(p): str(p) for p in probe_json.companion_probe(file)})
+        result = probe_json.parse(ctx)
+        assert result.rows_in == 1 and result.accepted.height + result.quarantined.height == 1
+        if file == path:
+            assert result.accepted.height == 1 and result.details["validation_gpus"].height == 1
+            continue
+        assert result.quarantined["reason_code"].to_list() == ["EVIDENCE_INVALID"], file.name
+        detail = result.quarantined["detail"][0]
+        for field in cases.get(file.name, ()):
+            assert f"{field}:" in detail, detail
