@@ -28,7 +28,7 @@ from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORK
 
 PUBLIC_TABLES = (
     "offers", "offer_history", "benchmark_runs", "benchmark_requests", "compat_checks", "memory_fit",
-    "hardware_validations", "workload_costs", "rankings", "quarantine", "ingest_manifest",
+    "hardware_validations", "validation_checks", "workload_costs", "rankings", "quarantine", "ingest_manifest",
     "estimate_rankings", "ranking_sensitivity", "closest_runs", "input_files",
 )
 
