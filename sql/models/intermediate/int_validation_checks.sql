@@ -115,7 +115,10 @@ facts as (
 
 findings as (
     select
-        q.validation_id, u.position, u.code, coalesce(q.finding_messages[u.position], '') as message,
+        q.validation_id, u.position, u.code,
+        last_value(coalesce(q.finding_messages[u.position], '')) over (
+            partition by q.validation_id, u.code order by u.position
+            rows between unbounded preceding and unbounded following) as message,
         q.nvidia_quote, r.status as rule_status, coalesce(r.amd_only, false) as amd_only, r.source
     from quoted as q
     cross join lateral (select unnest(q.finding_codes) as code, generate_subscripts(q.finding_codes, 1) as position) as u
