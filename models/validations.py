@@ -22,6 +22,8 @@ class HardwareValidation(Lineage):
     validated_at: str = pa.Field(str_length={"min_value": 1})
     quoted_gpu_model: str = pa.Field(nullable=True)
     quoted_gpu_count: pl.Int64 = pa.Field(nullable=True)
+    # The quote's `virtualisation` when validated (records before it was kept have none).
+    quoted_virtualisation: str = pa.Field(nullable=True, isin=["bare_metal", "passthrough", "partitioned"])
     findings: pl.List(pl.String) = pa.Field(nullable=True)
     host_key_fingerprint: str = pa.Field(nullable=True)
     probe_sha256: str = pa.Field(nullable=True)

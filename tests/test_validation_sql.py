@@ -32,16 +32,18 @@ def probe_stdout(env: dict) -> str:
     return done.stdout
 
 
-def record(folder: Path, stdout: str, model: str, count: int) -> tuple[Path, dict]:
+def record(folder: Path, stdout: str, model: str, count: int, virtualisation: str | None = None) -> tuple[Path, dict]:
     """An evidence record as validate-host writes it (same schema, Python verdict), and its path."""
-    quote = {"offer_id": f"o-{model}-{count}", "provider": "p", "gpu_model": model, "gpus_per_node": count}
+    quote = {"offer_id": f"o-{model}-{count}", "provider": "p", "gpu_model": model, "gpus_per_node": count,
+             "virtualisation": virtualisation}
     doc, problems = sanitise.parse_probe_output(stdout)
     decided = verdict.decide(doc, quote, verdict.Reference.load(), [], problems)
     sha = evidence.store_raw_probe(folder, stdout.encode())
     at = dt.datetime(2026, 11, 30, 12, tzinfo=dt.timezone.utc).isoformat()
     rec = {"schema_version": evidence.EVIDENCE_SCHEMA, "validation_id": evidence.validation_id("h", 22, quote["offer_id"], at, sha),
            "host": "h", "port": 22, "user": "u", "offer_id": quote["offer_id"], "provider": "p",
-           "quoted_gpu_model": model, "quoted_gpu_count": count, "verdict": decided.verdict,
+           "quoted_gpu_model": model, "quoted_gpu_count": count, "quoted_virtualisation": virtualisation,
+           "verdict": decided.verdict,
            "reasons": [r.text() for r in decided.reasons], "checks": [asdict(r) for r in decided.reasons],
            "measured": decided.measured, "findings": [f["code"] for f in (doc or {}).get("findings") or []],
            "validated_at": at, "host_key_fingerprint": "SHA256:x", "probe_sha256": sha,
@@ -111,3 +113,23 @@ def test_bad_records_are_one_quarantined_row_each_with_every_bad_field(tmp_path)
         detail = result.quarantined["detail"][0]
         for field in cases.get(file.name, ()):
             assert f"{field}:" in detail, detail
+
+
+@pytest.mark.parametrize("device_id, stated, expected", [
+    ("0x74b5", "bare_metal", ("fail", "quote says bare metal; 1 of 1 GPU(s) are SR-IOV virtual functions (PCI 0x74b5)")),
+    ("0x74a1", "bare_metal", ("pass", "no GPU is an SR-IOV virtual function, as a bare-metal quote implies")),
+    ("0x74b5", "passthrough", None),  # a VM: the SRIOV_VF finding stays a note
+    ("0x74b5", None, None),
+])
+def test_a_virtual_function_sold_as_bare_metal_fails(tmp_path, device_id, stated, expected):
+    stdout = probe_stdout(fake_host.mi300x_host(tmp_path / "host", count=1, device_id=device_id))
+    path, rec = record(tmp_path / "validations", stdout, "MI300X", 1, virtualisation=stated)
+    got = validation_sql.decide(path)
+    checks = {c["check_name"]: c for c in got.checks}
+    if expected is None:
+        assert "virtualisation" not in checks and got.verdict == rec["verdict"]
+        return
+    assert (checks["virtualisation"]["status"], checks["virtualisation"]["message"]) == expected
+    assert checks["virtualisation"]["source_of_rule"].startswith("the quote (offers.virtualisation); gpus.csv")
+    # The Python rules never knew the quote's virtualisation: here the SQL decides more than was recorded.
+    assert got.verdict == ("fail" if expected[0] == "fail" else rec["verdict"])

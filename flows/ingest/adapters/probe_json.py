@@ -26,6 +26,7 @@ RECORD_COLUMNS = {
     "validation_id": pl.String, "host": pl.String, "port": pl.Int64, "user": pl.String,
     "offer_id": pl.String, "provider": pl.String, "verdict": pl.String, "reasons": pl.List(pl.String),
     "validated_at": pl.String, "quoted_gpu_model": pl.String, "quoted_gpu_count": pl.Int64,
+    "quoted_virtualisation": pl.String,
     "findings": pl.List(pl.String), "host_key_fingerprint": pl.String, "probe_sha256": pl.String,
 }
 MEASURED_COLUMNS = {

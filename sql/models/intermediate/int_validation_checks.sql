@@ -16,7 +16,9 @@ catalog as (
     select
         model, vendor, memory_gb_marketed, source,
         split_part(coalesce(llvm_target, ''), ' ', 1) as gfx,
-        regexp_extract_all(lower(coalesce(pci_device_ids, '')), '0x[0-9a-f]{4}') as device_ids
+        regexp_extract_all(lower(coalesce(pci_device_ids, '')), '0x[0-9a-f]{4}') as device_ids,
+        -- SR-IOV virtual function ids, written "(VF 0x74b5)" in gpus.csv.
+        regexp_extract_all(lower(coalesce(pci_device_ids, '')), 'vf (0x[0-9a-f]{4})', 1) as vf_device_ids
     from {{ source('ref', 'gpus') }}
 ),
 
@@ -88,6 +90,14 @@ per_validation as (
     group by q.validation_id
 ),
 
+virtual_functions as (
+    -- Physical GPUs whose PCI device id is a catalogued SR-IOV virtual function.
+    select p.validation_id, list(p.pci_device_id order by p.gpu_index) as vf_ids, count(*) as vfs
+    from physical as p
+    where exists (select 1 from catalog as c where list_contains(c.vf_device_ids, p.pci_device_id))
+    group by p.validation_id
+),
+
 vram as (
     select validation_id, count(*) as gpus, count(physical_vram_bytes) as sized, min(physical_vram_bytes) as smallest
     from physical
@@ -98,7 +108,7 @@ facts as (
     select
         q.*, pv.gpus, coalesce(pv.found_models, []) as found_models, pv.all_nvidia,
         coalesce(pv.named_models, []) as named_models,
-        vr.sized as vram_sized, vr.smallest as vram_smallest,
+        vr.sized as vram_sized, vr.smallest as vram_smallest, coalesce(vf.vfs, 0) as vfs, vf.vf_ids,
         floor(q.memory_gb_marketed * 1e9 * conv.validation_vram_tolerance)::bigint as vram_floor_bytes,
         f.min_rocm_version, f.source as rocm_floor_source,
         -- Versions compared as (major, minor, patch) lists, as verdict.py's tuples were.
@@ -110,6 +120,7 @@ facts as (
     cross join conventions as conv
     join per_validation as pv using (validation_id)
     left join vram as vr using (validation_id)
+    left join virtual_functions as vf using (validation_id)
     left join {{ source('ref', 'validation_rocm_floors') }} as f on f.gpu_model = q.quoted_gpu_model
 ),
 
@@ -207,6 +218,19 @@ decided as (
     from facts where memory_gb_marketed is not null and gpus > 0
 
     union all
+    -- virtualisation: a quote stating bare metal, on a host whose GPUs are SR-IOV virtual functions.
+    select validation_id, 45, 0, 'virtualisation',
+        case when vfs > 0 then 'fail' else 'pass' end,
+        case when vfs > 0 then vfs || ' SR-IOV virtual function(s) (' || array_to_string(list_distinct(vf_ids), ', ') || ')'
+            else 'no SR-IOV virtual function' end,
+        'bare_metal',
+        case when vfs > 0 then 'quote says bare metal; ' || vfs || ' of ' || gpus || ' GPU(s) are SR-IOV virtual functions (PCI '
+                || array_to_string(list_distinct(vf_ids), ', ') || ')'
+            else 'no GPU is an SR-IOV virtual function, as a bare-metal quote implies' end,
+        'the quote (offers.virtualisation); gpus.csv pci_device_ids VF ids (' || coalesce(catalog_source, '') || ')'
+    from facts where quoted_virtualisation = 'bare_metal' and gpus > 0
+
+    union all
     -- rocm: the ROCm release against the first one supporting the quoted GPU (AMD quotes).
     select validation_id, 60, 0, 'rocm',
         case when rocm_have is null then 'inconclusive' when rocm_have < rocm_need then 'fail' else 'pass' end,
@@ -263,7 +287,8 @@ recorded as (
     cross join lateral (select regexp_extract(u.reason, '^(\S+) ([^:]+): (.*)$', ['s', 'c', 'm']) as p) as x
     cross join lateral (select [x.p.s, x.p.c, x.p.m] as m) as y
     where m[2] != ''
-        and not (v.probe_decidable and (m[2] in ('gpu_model', 'gpu_count', 'vram', 'rocm', 'links', 'gemm_bf16_8192', 'hbm_copy')
+        and not (v.probe_decidable and (m[2] in ('gpu_model', 'gpu_count', 'virtualisation', 'vram', 'rocm', 'links',
+                                                'gemm_bf16_8192', 'hbm_copy')
                  or m[2] like 'finding %'))
 ),
 

@@ -20,6 +20,7 @@ final as (
         "user" as ssh_user,
         quoted_gpu_model,
         quoted_gpu_count,
+        quoted_virtualisation,
         gpu_models_found,
         gpu_count_found,
         logical_device_count,
