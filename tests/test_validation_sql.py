@@ -133,3 +133,25 @@ def test_a_virtual_function_sold_as_bare_metal_fails(tmp_path, device_id, stated
     assert checks["virtualisation"]["source_of_rule"].startswith("the quote (offers.virtualisation); gpus.csv")
     # The Python rules never knew the quote's virtualisation: here the SQL decides more than was recorded.
     assert got.verdict == ("fail" if expected[0] == "fail" else rec["verdict"])
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "probe_outputs"
+
+
+def test_pytorch_seeing_fewer_gpus_than_the_tools_is_inconclusive(tmp_path):
+    # An 8 x MI300X node (amd-smi, captured values) whose PyTorch sees 2 devices: capture (3) of
+    # pytorch_device_reporting_MI300X.txt, torch 2.3.0 in a container given 2 MI300X (hip not reported there).
+    capture = (FIXTURES / "pytorch_device_reporting_MI300X.txt").read_text(encoding="utf-8")
+    assert "Version: 2.3.0a0+gitd2f9472\nDevices: 2\n" in capture
+    devices = [{"index": i, "name": "AMD Instinct MI300X", "gcn_arch_name": "gfx942:sramecc+:xnack-",
+                "total_memory_bytes": 196592 * 2**20} for i in range(2)]
+    doc = json.loads(probe_stdout(fake_host.mi300x_host(tmp_path / "host")))
+    doc["torch"] = {**doc["torch"], "importable": True, "version": "2.3.0a0+gitd2f9472", "hip": None, "cuda": None,
+                    "available": True, "device_count": 2, "devices": devices}
+    path, rec = record(tmp_path / "validations", json.dumps(doc), "MI300X", 8)
+    got = validation_sql.decide(path)
+    visible = [c for c in got.checks if c["check_name"] == "visible_gpus"]
+    assert [(c["status"], c["message"]) for c in visible] == [
+        ("inconclusive", "PyTorch (torch 2.3.0a0+gitd2f9472) sees 2 of the 8 device(s) amd-smi lists")]
+    assert (visible[0]["measured"], visible[0]["expected"]) == ("2", "8")
+    assert got.verdict == "inconclusive" and rec["verdict"] == "pass"  # the Python rules had no such check

@@ -98,6 +98,12 @@ virtual_functions as (
     group by p.validation_id
 ),
 
+listed as (
+    -- Devices the tools enumerated (partitions count: PyTorch sees each partition as a device).
+    select validation_id, count(*) as devices from {{ ref('stg_validation_gpus') }}
+    where enumerated_by = 'tools' group by validation_id
+),
+
 vram as (
     select validation_id, count(*) as gpus, count(physical_vram_bytes) as sized, min(physical_vram_bytes) as smallest
     from physical
@@ -109,6 +115,7 @@ facts as (
         q.*, pv.gpus, coalesce(pv.found_models, []) as found_models, pv.all_nvidia,
         coalesce(pv.named_models, []) as named_models,
         vr.sized as vram_sized, vr.smallest as vram_smallest, coalesce(vf.vfs, 0) as vfs, vf.vf_ids,
+        coalesce(ls.devices, 0) as listed_devices,
         floor(q.memory_gb_marketed * 1e9 * conv.validation_vram_tolerance)::bigint as vram_floor_bytes,
         f.min_rocm_version, f.source as rocm_floor_source,
         -- Versions compared as (major, minor, patch) lists, as verdict.py's tuples were.
@@ -121,6 +128,7 @@ facts as (
     join per_validation as pv using (validation_id)
     left join vram as vr using (validation_id)
     left join virtual_functions as vf using (validation_id)
+    left join listed as ls using (validation_id)
     left join {{ source('ref', 'validation_rocm_floors') }} as f on f.gpu_model = q.quoted_gpu_model
 ),
 
@@ -229,6 +237,20 @@ decided as (
             else 'no GPU is an SR-IOV virtual function, as a bare-metal quote implies' end,
         'the quote (offers.virtualisation); gpus.csv pci_device_ids VF ids (' || coalesce(catalog_source, '') || ')'
     from facts where quoted_virtualisation = 'bare_metal' and gpus > 0
+
+    union all
+    -- visible_gpus (AMD quotes; NVIDIA's is recorded by verdict.py): PyTorch sees fewer devices than the
+    -- tools list, e.g. a container given some of the node's GPUs. None at all: nothing can run.
+    select validation_id, 64, 0, 'visible_gpus',
+        case when torch_device_count = 0 then 'fail' else 'inconclusive' end,
+        torch_device_count::varchar, listed_devices::varchar,
+        'PyTorch (' || coalesce('HIP ' || torch_hip_version, 'torch ' || torch_version, 'torch') || ') sees '
+            || torch_device_count || ' of the ' || listed_devices || ' device(s) '
+            || coalesce(gpu_source, 'the tools') || ' lists',
+        'project rule docs/validation.md (visible_gpus), as for NVIDIA hosts: torch.cuda.device_count() vs the devices the tools list'
+    from facts
+    where not nvidia_quote and torch_importable and torch_cuda_version is null and torch_device_count is not null
+        and torch_device_count < listed_devices
 
     union all
     -- rocm: the ROCm release against the first one supporting the quoted GPU (AMD quotes).
