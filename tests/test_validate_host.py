@@ -216,6 +216,14 @@ def test_flow_records_validations_and_the_refresh_reranks(tmp_path, keys, wareho
                                      "from ingest_manifest where format = 'probe-json'"))
     assert manifest[str(folder / "val-damaged.json")] == "1/0/1"
     assert manifest[failed["evidence_path"]] == "1/1/0"
+    # What validate-host prints (the SQL models on the one record) is what the warehouse says after the refresh.
+    from provider_eval import validation_sql
+    for done in (passed, failed):
+        printed = validation_sql.decide(Path(done["evidence_path"]))
+        assert query(warehouse, "select verdict, reasons, recorded_verdict from hardware_validations where validation_id = ?",
+                     [done["validation_id"]]) == [(printed.verdict, printed.reasons, done["verdict"])]
+        assert query(warehouse, "select count(*) from validation_checks where validation_id = ?",
+                     [done["validation_id"]])[0][0] == len(printed.checks)
     rows = query(warehouse, "select validation_id, verdict, is_latest_for_offer from hardware_validations "
                             "where offer_id = ? order by validated_at", [MI325X_OFFER])
     assert (failed["validation_id"], "fail", True) in rows
