@@ -112,7 +112,7 @@ class StageClock:
             (stage_module, "parse_files", "parse_files"),
             (stage_module, "validate_frames", "validate"), (stage_module, "validate_details", "validate"),
             (refresh_module, "load_workloads", "load"), (refresh_module, "load_reference", "load"),
-            (refresh_module, "load_staged", "load"), (refresh_module, "load_validations", "load"),
+            (refresh_module, "load_staged", "load"),
             (sql_layer, "build", "sql_models"),
             (refresh_module, "quality_gate", "quality_gate"), (warehouse, "publish", "publish"),
         ]

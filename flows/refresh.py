@@ -20,7 +20,7 @@ from flows.ingest.stage_pool import stage_files
 from flows.ingest.workloads import load_workloads
 from flows.task_runners import make_task_runner
 from flows.load import load_reference, load_staged
-from flows.load_validations import load_validations, validation_benchmark_sources
+from flows.load_validations import validation_sources
 from flows.quality.gate import quality_gate
 from provider_eval import sql_compiled, sql_layer, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed
@@ -28,7 +28,7 @@ from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORK
 
 PUBLIC_TABLES = (
     "offers", "offer_history", "benchmark_runs", "benchmark_requests", "compat_checks", "memory_fit",
-    "hardware_validations", "workload_costs", "rankings", "quarantine", "ingest_manifest",
+    "hardware_validations", "validation_checks", "workload_costs", "rankings", "quarantine", "ingest_manifest",
     "estimate_rankings", "ranking_sensitivity", "closest_runs", "input_files",
 )
 
@@ -176,8 +176,6 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
         load_reference(con, REFERENCE_DIR)
         load_staged(con, outcomes, workloads_parquet, now, file_versions)
-        for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
-            get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
     log = get_run_logger()
     finished = 0
 
@@ -305,7 +303,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     sources = load_sources(sources_file)
     load_workloads(workloads_file)  # fail fast, before any work, on a malformed workloads file
     root = warehouse_file.parent
-    sources += validation_benchmark_sources(root / "validations")
+    sources += validation_sources(root / "validations")
     # One build folder per warehouse, at the same path every time: only the writer-lock holder
     # builds, and dbt's parse state (kept in .dbt/) stays valid only while its database path does.
     build_dir = root / ".build" / f"{warehouse_file.name}.build"

@@ -145,7 +145,7 @@ PRICE_HISTORY_SQL = """
 VALIDATIONS_SQL = """
     select host, offer_id, verdict, reasons, validated_at
     from hardware_validations
-    qualify row_number() over (partition by host, offer_id order by validated_at desc) = 1
+    where is_latest_for_offer  -- the one definition of latest (int_latest_validations), as ranking uses
     order by validated_at desc"""
 
 FRESHNESS_SQL = """

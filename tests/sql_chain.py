@@ -61,7 +61,6 @@ def empty_warehouse() -> Path:
     """One warehouse file per test session: the loaders' tables from no files, then every model on them."""
     from flows.ingest.workloads import load_workloads
     from flows.load import load_reference, load_staged
-    from flows.load_validations import load_validations
 
     work = Path(tempfile.mkdtemp(prefix="provider-eval-empty-warehouse-"))
     atexit.register(shutil.rmtree, work, True)
@@ -72,8 +71,6 @@ def empty_warehouse() -> Path:
     with warehouse.connect(path) as con:
         load_reference(con, REFERENCE_DIR)
         load_staged(con, [], workloads, REFRESHED_AT)
-        problems = load_validations(con, work / "no-validations")
-        assert not problems, problems
         sql_compiled.create_schemas(con)
         sql_compiled.build(con, in_order(list(models())))
     return path
@@ -140,7 +137,7 @@ def build(workloads=(), offers=(), runs=(), memory=(), compat=(), validations=()
 
     With bench_runs (stg_benchmark_runs rows), throughput comes from the real matching models instead of `runs`."""
     given = {"stg_workloads": workloads, "int_offers": offers, "int_memory_fit": memory, "int_compat_checks": compat,
-             "stg_hardware_validations": validations}
+             "int_latest_validations": validations}
     if bench_runs is not None:
         given["stg_benchmark_runs"] = bench_runs
     else:

@@ -39,10 +39,8 @@ def test_risk_flags_quote_age_and_warnings_are_computed_per_row():
                         offer("undated", price="2.00", observed_at_basis="landed_at", warnings=["OBSERVED_AT_UNKNOWN"]),
                         offer("checked", price="2.00", observed_at="2025-11-15 00:00:00+00")],
                 runs=[run("w", "MI300X", 0.5)],
-                validations=[{"offer_id": "checked", "validation_id": "v1", "verdict": "pass",
-                              "is_latest_for_offer": True},
-                             {"offer_id": "dear", "validation_id": "v2", "verdict": "inconclusive",
-                              "is_latest_for_offer": True}])
+                validations=[{"offer_id": "checked", "validation_id": "v1", "verdict": "pass"},
+                             {"offer_id": "dear", "validation_id": "v2", "verdict": "inconclusive"}])
     got = costs(con)
     assert got["spot"]["risk_flags"] == ["spot", "14d old", "unvalidated"] and got["spot"]["quote_age_days"] == 14
     assert got["dear"]["risk_flags"] == ["price outlier", "14d old", "validation inconclusive"]

@@ -137,9 +137,9 @@ def filled_warehouse(sample_warehouse, tmp_path) -> Path:
             as t(workload_id, gpu_model, gpu_count, required_bytes_per_gpu, available_bytes_per_gpu, fits, min_gpus)""")
         con.execute("""insert into marts.hardware_validations by name
             select * from (values
-                ('v1', 'host-a', 'hotaisle-mi300x-1', 'fail', ['ROCM_SMOKE_FAILED'], '2026-01-01T00:00:00Z'::timestamptz),
-                ('v2', 'host-a', 'hotaisle-mi300x-1', 'pass', ['DRIVER_NOTE', 'KERNEL_NOTE'], '2026-02-01T00:00:00Z'::timestamptz))
-            as t(validation_id, host, offer_id, verdict, reasons, validated_at)""")
+                ('v1', 'host-a', 'hotaisle-mi300x-1', 'fail', ['ROCM_SMOKE_FAILED'], '2026-01-01T00:00:00Z'::timestamptz, false),
+                ('v2', 'host-a', 'hotaisle-mi300x-1', 'pass', ['DRIVER_NOTE', 'KERNEL_NOTE'], '2026-02-01T00:00:00Z'::timestamptz, true))
+            as t(validation_id, host, offer_id, verdict, reasons, validated_at, is_latest_for_offer)""")
         # Median latencies: MI350X 500 ms, MI325X 600 ms (dearer and slower: dominated), MI300X 300 ms.
         con.execute("""insert into marts.benchmark_requests by name
             select run_id, i as request_index, 10 as input_tokens, 10 as output_tokens, 1.0 as ttft_ms,

@@ -207,10 +207,23 @@ def test_flow_records_validations_and_the_refresh_reranks(tmp_path, keys, wareho
     (folder / "val-wrong-types.json").write_text(json.dumps(wrong))
     assert run_refresh(warehouse).is_completed()
     assert run_refresh(warehouse).is_completed()
-    bad = dict(query(warehouse, "select file, detail from quarantine where reason_code = 'EVIDENCE_INVALID'"))
-    assert "not readable JSON" in bad[str(folder / "val-damaged.json")]
-    assert {"validated_at", "quoted_gpu_count", "port"} <= {
-        p.split(":")[0] for p in bad[str(folder / "val-wrong-types.json")].split("; ")}
+    # Evidence is an input like any other (format probe-json): quarantine names the file, the manifest counts it.
+    bad = dict(query(warehouse, "select file, detail from quarantine where reason_code = 'EVIDENCE_INVALID' "
+                                "and source_name = 'hardware-validations'"))
+    assert "not readable JSON" in bad["val-damaged.json"]
+    assert {"validated_at", "quoted_gpu_count", "port"} <= {p.split(":")[0] for p in bad["val-wrong-types.json"].split("; ")}
+    manifest = dict(query(warehouse, "select original_path, rows_in::varchar || '/' || rows_accepted || '/' || rows_quarantined "
+                                     "from ingest_manifest where format = 'probe-json'"))
+    assert manifest[str(folder / "val-damaged.json")] == "1/0/1"
+    assert manifest[failed["evidence_path"]] == "1/1/0"
+    # What validate-host prints (the SQL models on the one record) is what the warehouse says after the refresh.
+    from provider_eval import validation_sql
+    for done in (passed, failed):
+        printed = validation_sql.decide(Path(done["evidence_path"]))
+        assert query(warehouse, "select verdict, reasons, recorded_verdict from hardware_validations where validation_id = ?",
+                     [done["validation_id"]]) == [(printed.verdict, printed.reasons, done["verdict"])]
+        assert query(warehouse, "select count(*) from validation_checks where validation_id = ?",
+                     [done["validation_id"]])[0][0] == len(printed.checks)
     rows = query(warehouse, "select validation_id, verdict, is_latest_for_offer from hardware_validations "
                             "where offer_id = ? order by validated_at", [MI325X_OFFER])
     assert (failed["validation_id"], "fail", True) in rows

@@ -23,12 +23,16 @@ def lookup_quote(warehouse_path: Path, offer_id: str) -> dict:
         rows = con.execute(
             "select distinct provider, gpu_model, gpus_per_node from offers where offer_id = ? order by all",
             [offer_id]).fetchall()
+        # How the quote says the GPUs reach the tenant (bare_metal, passthrough, partitioned), when it says one thing.
+        stated = con.execute("select distinct virtualisation from offers where offer_id = ? and virtualisation is not null",
+                             [offer_id]).fetchall()
     if not rows:
         raise OfferNotFound(f"no offer {offer_id!r} in {warehouse_path}; see: provider-eval sql \"select offer_id from offers\"")
     if len({(r[1], r[2]) for r in rows}) > 1:
         raise OfferNotFound(f"offer {offer_id!r} is quoted with different GPUs by {len(rows)} providers; cannot validate")
     provider, gpu_model, gpus_per_node = rows[0]
-    return {"offer_id": offer_id, "provider": provider, "gpu_model": gpu_model, "gpus_per_node": int(gpus_per_node)}
+    return {"offer_id": offer_id, "provider": provider, "gpu_model": gpu_model, "gpus_per_node": int(gpus_per_node),
+            "virtualisation": stated[0][0] if len(stated) == 1 else None}
 
 
 def validate_host(host: str, offer_id: str, user: str, port: int, identity_file: Path, known_hosts: Path,
@@ -76,6 +80,7 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
         "host": host, "port": port, "user": user,
         "offer_id": offer_id, "provider": quote["provider"],
         "quoted_gpu_model": quote["gpu_model"], "quoted_gpu_count": quote["gpus_per_node"],
+        "quoted_virtualisation": quote.get("virtualisation"),
         "verdict": decided.verdict,
         "reasons": [r.text() for r in decided.reasons],
         "checks": [asdict(r) for r in decided.reasons],

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 import duckdb
 import great_expectations.expectations as gxe
 
-from flows.load_validations import EVIDENCE_SOURCE
 
 # Row-level expectations (meta level "row") judge one vendor's rows, which the SQL models already
 # exclude from ranking with a reason: they never block a publish unless more than this share of the
@@ -23,7 +22,8 @@ FINITE_MAX = 1.7976931348623157e308
 # Where each canonical table's accepted rows land one-for-one. offer_history collapses repeated
 # identical observations (times_observed), so quotes are counted at staging, as the SQL check does.
 ACCEPTED_ROWS_MART = {"quote_observations": "staging.stg_quote_observations", "benchmark_runs": "benchmark_runs",
-                     "model_configs": "staging.stg_model_configs"}
+                     "model_configs": "staging.stg_model_configs",
+                     "hardware_validations": "hardware_validations"}
 
 
 @dataclass
@@ -184,10 +184,9 @@ def row_count_suites(con: duckdb.DuckDBPyConnection) -> list[Suite]:
                   meta={"why": f"rows accepted from {canonical} files in ingest_manifest (rows in minus quarantined)"})])
         for canonical, mart in ACCEPTED_ROWS_MART.items()
     ]
-    # Evidence records (flows/load_validations.py) are not input files: their quarantine rows are not in the manifest.
     suites.append(Suite(
         name="quarantine_row_count", table="quarantine",
-        frame_sql=f"select 1 as row from quarantine where source_name != '{EVIDENCE_SOURCE}'",
+        frame_sql="select 1 as row from quarantine",
         expectations=[gxe.ExpectTableRowCountToEqual(
             value=int(quarantined), meta={"why": "rows quarantined according to ingest_manifest"})]))
     return suites

@@ -33,7 +33,9 @@ def validate_host(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Probe a rented host over SSH and check it against a quote before signing (exit 0 pass, 1 fail, 3 inconclusive)."""
-    from flows.probe.validate import summary_json, validate_host as run_validation
+    from flows.validate_host import validate_host as validation_flow
+    from flows.probe.validate import summary_json
+    from provider_eval import console_logs, validation_sql
 
     params = {}
     for item in workload_param or []:
@@ -41,15 +43,25 @@ def validate_host(
         if not sep:
             fail(f"--workload-param {item!r} is not KEY=VALUE", ExitCode.USAGE)
         params[key.strip()] = value.strip()
-    try:
-        with err.status(f"probing {host} over SSH"):
-            record = run_validation(host, offer, user, port, identity_file.expanduser(), known_hosts.expanduser(),
-                                    warehouse_path, timeout_s=timeout, connect_timeout_s=connect_timeout, bench=bench,
-                                    deep=deep, workload=workload, workload_params=params,
-                                    workload_timeout_s=workload_timeout)
-    except ProviderEvalError as exc:
+    console_logs.quiet_tracebacks()
+    # The same Prefect flow the deployment runs (validate-host/validate-host), in this process.
+    with err.status(f"probing {host} over SSH"):
+        state = validation_flow(host=host, offer_id=offer, user=user, port=port, identity_file=str(identity_file),
+                                known_hosts=str(known_hosts), warehouse_path=str(warehouse_path), timeout_s=timeout,
+                                connect_timeout_s=connect_timeout, bench=bench, deep=deep, workload=workload,
+                                workload_params=params, workload_timeout_s=workload_timeout, return_state=True)
+    result = state.result(raise_on_failure=False)
+    if isinstance(result, ProviderEvalError):
         # No verdict at all: unsafe input or unknown offer (2), refused or unreachable (5); never a verdict's code.
-        fail(f"no validation recorded: {exc}", exc.exit_code)
+        fail(f"no validation recorded: {result}", result.exit_code)
+    if isinstance(result, BaseException):
+        raise result
+    # The verdict is the warehouse's: the SQL models the refresh builds, run on this one record.
+    decided = validation_sql.decide(result["evidence_path"])
+    record = {**result, "recorded_verdict": result["verdict"], "verdict": decided.verdict, "reasons": decided.reasons,
+              "checks": [{"check": c["check_name"], "status": c["status"], "message": c["message"],
+                          "measured": c["measured"], "expected": c["expected"], "source_of_rule": c["source_of_rule"]}
+                         for c in decided.checks]}
     if fmt == Format.json:
         print(summary_json(record))
     else:

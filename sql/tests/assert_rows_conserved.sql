@@ -11,6 +11,8 @@ accepted as (
     select file_sha256, source_name, count(*) from {{ source('raw', 'benchmark_runs') }} group by all
     union all
     select file_sha256, source_name, count(*) from {{ ref('stg_model_configs') }} group by all
+    union all
+    select file_sha256, source_name, count(*) from {{ source('raw', 'hardware_validations') }} group by all
 ),
 
 quarantined as (

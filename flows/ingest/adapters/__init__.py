@@ -1,5 +1,5 @@
 """Format adapters: one module per format id, each mapping a file to a canonical frame."""
-from flows.ingest.adapters import model_config, quote_csv, quote_yaml, run_csv
+from flows.ingest.adapters import model_config, probe_json, quote_csv, quote_yaml, run_csv
 from flows.ingest.adapters import (
     inferencex_agg, mlperf_summary, sglang_serving, vllm_serve, vllm_serve_log, vllm_throughput,
 )
@@ -32,5 +32,8 @@ ADAPTERS: dict[str, Adapter] = {
         Adapter("gpuhunt-catalog", "quotes", "quote_observations", gpuhunt_catalog.parse),
         # A model the catalog lacks, from its Hugging Face config.json (docs/formats/model-config.md).
         Adapter("model-config", "models", "model_configs", model_config.parse),
+        # validate-host evidence under <warehouse dir>/validations/, read by every refresh (docs/validation.md).
+        Adapter("probe-json", "validations", "hardware_validations", probe_json.parse,
+                companions=probe_json.companion_probe),
     )
 }

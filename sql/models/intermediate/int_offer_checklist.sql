@@ -8,8 +8,8 @@ with latest as (
 validations as (
     -- Only the offer's newest validation counts, as in ranking; a pass means every check passed.
     select offer_id, validation_id, gemm_bf16_8192_tflops
-    from {{ ref('stg_hardware_validations') }}
-    where is_latest_for_offer and verdict = 'pass'
+    from {{ ref('int_latest_validations') }}
+    where verdict = 'pass'
 ),
 
 runs as (

@@ -38,7 +38,7 @@ spot_assumptions as (
 
 latest_validations as (
     -- Only an offer's newest on-hardware validation counts.
-    select offer_id, validation_id, verdict from {{ ref('stg_hardware_validations') }} where is_latest_for_offer
+    select offer_id, validation_id, verdict from {{ ref('int_latest_validations') }}
 ),
 
 final as (

@@ -1,6 +1,6 @@
--- One row per on-hardware validation of a rented host against one offer (evidence files under
--- <warehouse dir>/validations/), with what the probe measured and whether it is the offer's latest
--- (read by the offers' checklist and the cost model; published as hardware_validations).
+-- One row per validate-host evidence record (format probe-json, landed like any input), typed, with
+-- the facts of the probe output it was decided on. `recorded_verdict` is what validate-host printed;
+-- the warehouse's verdict is re-decided from these facts (int_validation_verdicts).
 with validations as (
     select * from {{ source('raw', 'hardware_validations') }}
 ),
@@ -8,16 +8,19 @@ with validations as (
 final as (
     select
         validation_id,
+        source_name,
+        file_sha256,
         host,
         offer_id,
-        verdict,
-        reasons,
+        verdict as recorded_verdict,
+        reasons as recorded_reasons,
         validated_at::timestamptz as validated_at,
         provider,
         port,
         "user" as ssh_user,
         quoted_gpu_model,
         quoted_gpu_count,
+        quoted_virtualisation,
         gpu_models_found,
         gpu_count_found,
         logical_device_count,
@@ -30,9 +33,30 @@ final as (
         host_key_fingerprint,
         probe_sha256,
         evidence_path,
-        -- The newest validation of an offer decides whether it may be ranked.
-        row_number() over (partition by offer_id order by validated_at::timestamptz desc, validation_id) = 1
-            as is_latest_for_offer
+        -- Only a probe document of the known schema can be decided on (otherwise only the recorded
+        -- transport and probe reasons stand, as in validate-host).
+        coalesce(probe_found and probe_schema_version = 'provider-eval.probe/1', false) as probe_decidable,
+        probe_document_problems,
+        probe_rocm_version,
+        amdgpu_driver_version,
+        amdgpu_driver_kind,
+        xgmi_links_enabled,
+        xgmi_links_disabled,
+        compute_partitions,
+        memory_partitions,
+        torch_version,
+        torch_hip_version,
+        torch_cuda_version,
+        torch_importable,
+        torch_device_count,
+        torch_error,
+        finding_codes,
+        finding_messages,
+        probe_gemm_bf16_8192_tflops,
+        probe_hbm_copy_gbps,
+        probe_gemm_bf16_8192_text,
+        probe_hbm_copy_text,
+        gpu_source
     from validations
 )
 

@@ -1,0 +1,85 @@
+"""Contracts for host-validation evidence (probe-json): one row per validation, one per GPU it enumerated."""
+import pandera.polars as pa
+import polars as pl
+
+from models.common import Lineage
+
+VERDICTS = ["pass", "fail", "inconclusive"]
+
+
+class HardwareValidation(Lineage):
+    """One validate-host record with the facts of the probe output it was decided on."""
+
+    validation_id: str = pa.Field(str_matches=r"^val-[0-9A-Za-z-]+$")
+    host: str = pa.Field(nullable=True)
+    port: pl.Int64 = pa.Field(nullable=True)
+    user: str = pa.Field(nullable=True)
+    offer_id: str = pa.Field(str_length={"min_value": 1})
+    provider: str = pa.Field(nullable=True)
+    # What validate-host printed; the warehouse's verdict is re-decided in SQL (int_validation_verdicts).
+    verdict: str = pa.Field(isin=VERDICTS)
+    reasons: pl.List(pl.String) = pa.Field(nullable=True)
+    validated_at: str = pa.Field(str_length={"min_value": 1})
+    quoted_gpu_model: str = pa.Field(nullable=True)
+    quoted_gpu_count: pl.Int64 = pa.Field(nullable=True)
+    # The quote's `virtualisation` when validated (records before it was kept have none).
+    quoted_virtualisation: str = pa.Field(nullable=True, isin=["bare_metal", "passthrough", "partitioned"])
+    findings: pl.List(pl.String) = pa.Field(nullable=True)
+    host_key_fingerprint: str = pa.Field(nullable=True)
+    probe_sha256: str = pa.Field(nullable=True)
+    gpu_models_found: pl.List(pl.String) = pa.Field(nullable=True)
+    gpu_count_found: pl.Int64 = pa.Field(nullable=True)
+    logical_device_count: pl.Int64 = pa.Field(nullable=True)
+    vram_bytes_per_gpu_min: pl.Int64 = pa.Field(nullable=True)
+    rocm_version: str = pa.Field(nullable=True)
+    partition_modes: pl.List(pl.String) = pa.Field(nullable=True)
+    gemm_bf16_8192_tflops: pl.Float64 = pa.Field(nullable=True)
+    hbm_copy_gbps: pl.Float64 = pa.Field(nullable=True)
+    probe_found: pl.Boolean
+    probe_schema_version: str = pa.Field(nullable=True)
+    probe_document_problems: pl.List(pl.String) = pa.Field(nullable=True)
+    probe_rocm_version: str = pa.Field(nullable=True)
+    amdgpu_driver_version: str = pa.Field(nullable=True)
+    amdgpu_driver_kind: str = pa.Field(nullable=True)
+    xgmi_links_enabled: pl.Int64 = pa.Field(nullable=True, ge=0)
+    xgmi_links_disabled: pl.Int64 = pa.Field(nullable=True, ge=0)
+    compute_partitions: pl.List(pl.String) = pa.Field(nullable=True)
+    memory_partitions: pl.List(pl.String) = pa.Field(nullable=True)
+    torch_version: str = pa.Field(nullable=True)
+    torch_hip_version: str = pa.Field(nullable=True)
+    torch_cuda_version: str = pa.Field(nullable=True)
+    torch_importable: pl.Boolean
+    torch_device_count: pl.Int64 = pa.Field(nullable=True, ge=0)
+    torch_error: str = pa.Field(nullable=True)
+    finding_codes: pl.List(pl.String) = pa.Field(nullable=True)
+    finding_messages: pl.List(pl.String) = pa.Field(nullable=True)
+    probe_gemm_bf16_8192_tflops: pl.Float64 = pa.Field(nullable=True)
+    probe_hbm_copy_gbps: pl.Float64 = pa.Field(nullable=True)
+    probe_gemm_bf16_8192_text: str = pa.Field(nullable=True)
+    probe_hbm_copy_text: str = pa.Field(nullable=True)
+    gpu_source: str = pa.Field(nullable=True)
+    evidence_path: str
+
+    class Config:
+        unique = ["file_sha256", "row_number"]
+
+
+class ValidationGpu(pa.DataFrameModel):
+    """One device the probe enumerated on a validated host (partitions are separate devices)."""
+
+    validation_id: str
+    file_sha256: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
+    gpu_index: pl.Int64 = pa.Field(nullable=True)
+    bdf: str = pa.Field(nullable=True)
+    pci_device_id: str = pa.Field(nullable=True)
+    gfx_target: str = pa.Field(nullable=True)
+    vendor: str = pa.Field(nullable=True)
+    market_name: str = pa.Field(nullable=True)
+    name_gpu_model: str = pa.Field(nullable=True)
+    name_reason: str = pa.Field(nullable=True)
+    name_candidates: pl.List(pl.String) = pa.Field(nullable=True)
+    vram_bytes: pl.Int64 = pa.Field(nullable=True, ge=0)
+    partition_id: str = pa.Field(nullable=True)
+    ecc_uncorrected_volatile: pl.Int64 = pa.Field(nullable=True, ge=0)
+    mig_mode: str = pa.Field(nullable=True)
+    enumerated_by: str = pa.Field(isin=["tools", "torch"])
