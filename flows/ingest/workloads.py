@@ -1,5 +1,4 @@
 """Read workloads.yaml into a frame that satisfies the Workload contract, or say which line is wrong."""
-import csv
 import json
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -14,6 +13,7 @@ from flows.ingest.config_models import ConfigModel, checked, fail, is_number, is
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from models.workloads import CHECKPOINTING, QUANTITY, Workload
 from provider_eval.errors import ConfigError
+from provider_eval import reference
 from provider_eval.paths import REFERENCE_DIR
 
 # Memory-fit keys (docs/workloads.md) and the polars type each is read as.
@@ -184,8 +184,8 @@ class WorkloadsFile(ConfigModel):
 
 def sixteen_bit_or_wider(reference_dir: Path = REFERENCE_DIR) -> set[str]:
     """Precisions of 2 or more bytes per parameter (precisions.csv): never a QLoRA base."""
-    with (reference_dir / "precisions.csv").open(newline="", encoding="utf-8") as f:
-        return {r["precision"].lower() for r in csv.DictReader(f) if Decimal(r["bytes_per_param"]) >= 2}
+    return {r["precision"].lower() for r in reference.rows("precisions.csv", reference_dir)
+            if Decimal(r["bytes_per_param"]) >= 2}
 
 
 def qlora_base_problem(precision: str | None, wide_precisions: set[str]) -> str | None:
