@@ -4,7 +4,8 @@ from decimal import Decimal
 import pandera.polars as pa
 import polars as pl
 
-UNITS = ["requests", "output_tokens", "total_tokens", "samples", "training_runs", "jobs"]
+from models import vocabulary as v
+
 QUANTITY = pl.Decimal(38, 6)
 MODES = ["inference", "training", "lora", "qlora"]
 # Training activation checkpointing (data/reference/activation_checkpointing.csv, docs/feasibility.md).
@@ -17,7 +18,7 @@ class Workload(pa.DataFrameModel):
     workload_id: str = pa.Field(str_matches=r"^[a-z0-9][a-z0-9._-]*$", unique=True)
     kind: str = pa.Field(isin=["inference", "training", "batch_job"])
     description: str = pa.Field(nullable=True)
-    unit: str = pa.Field(isin=UNITS)
+    unit: str = pa.Field(isin=v.WORK_UNITS)
     quantity: QUANTITY = pa.Field(gt=Decimal(0))
     model_id: str = pa.Field(nullable=True)
     precision: str = pa.Field(nullable=True)

@@ -1,11 +1,12 @@
 """quote-csv: the project's canonical format for manual vendor quotes (docs/formats/quote-csv.md)."""
 import polars as pl
 
+from flows.ingest import names
 from flows.ingest.adapters import fields as f
 from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, Rule, apply_rules,
                                         empty_quarantine, quarantine_rows)
 from flows.ingest.adapters.csv_text import read_csv_rows
-from models import plausibility
+from models import plausibility, vocabulary
 
 REQUIRED = {"offer_id", "gpu_model", "gpus_per_node", "price", "price_unit", "price_scope", "billing_model"}
 OPTIONAL = {
@@ -22,22 +23,18 @@ OPTIONAL = {
     "cpu_model", "cpu_cores", "system_ram_gb", "nvme_gb", "interconnect", "network_gbps",
     "virtualisation", "software_tested",
 }
-TIME_UNITS = {
-    "second": "second", "sec": "second", "s": "second",
-    "minute": "minute", "min": "minute",
-    "hour": "hour", "hr": "hour", "h": "hour",
-    "month": "month", "mo": "month",
-}
-SCOPES = {"per_gpu": "per_gpu", "gpu": "per_gpu", "per_node": "per_node", "node": "per_node",
+# Each allowed value (models/vocabulary.py) as itself, plus the other spellings quotes use for it.
+TIME_UNITS = {**{u: u for u in vocabulary.TIME_UNITS}, "sec": "second", "s": "second", "min": "minute",
+              "hr": "hour", "h": "hour", "mo": "month"}
+SCOPES = {**{s: s for s in vocabulary.PRICE_SCOPES}, "gpu": "per_gpu", "node": "per_node",
           "per_instance": "per_node", "instance": "per_node", "server": "per_node"}
-BILLING_MODELS = {m: m for m in ("on_demand", "spot", "monthly", "dedicated", "reserved")}
-TIERS = {"community": "community", "secure": "secure"}
+BILLING_MODELS = {m: m for m in vocabulary.BILLING_MODELS}
+TIERS = {t: t for t in vocabulary.TIERS}
 # quoted: a price the vendor gave; requested: a quote asked for and not answered yet (no price).
-QUOTE_STATUSES = {"quoted": "quoted", "requested": "requested", "rfq": "requested", "pending": "requested"}
+QUOTE_STATUSES = {**{s: s for s in vocabulary.QUOTE_STATUSES}, "rfq": "requested", "pending": "requested"}
 # How the GPUs reach the tenant: the whole server, whole GPUs passed through to a VM, or a share of
 # a GPU (SR-IOV VF, compute partition, time-slicing), whose memory is not dedicated.
-VIRTUALISATION = {"bare_metal": "bare_metal", "bare-metal": "bare_metal", "passthrough": "passthrough",
-                  "partitioned": "partitioned"}
+VIRTUALISATION = {**{k: k for k in vocabulary.VIRTUALISATIONS}, "bare-metal": "bare_metal"}
 # The server facts a quote may state, in decimal units; stored in bytes (GB × 10^9) or as given (Gbps).
 SPEC_NUMBERS = ["system_ram_gb", "nvme_gb", "network_gbps"]
 MAX_SPEC_GB = 1e9
@@ -45,11 +42,10 @@ COST_LINES = ["storage_per_gb_month", "egress_per_gb", "licence_per_hour",
               "setup_fee", "support_per_month"]
 # One offer × billing option: the same hardware may be quoted per tier and per commitment term.
 OFFER_KEY = ["offer_id", "billing_model", "tier", "commitment_term_hours"]
-HOURS_PER = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1.0, "month": 730.0}
+HOURS_PER = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1.0, "month": float(f.HOURS_PER_MONTH)}
 # A price per GPU-hour outside this band (in the quote's own currency) is a unit mistake:
 # '2000' labelled per hour, or '1.79' labelled per month. No rentable GPU is priced outside it.
 PLAUSIBLE_PER_GPU_HOUR = plausibility.limit("price_per_gpu_hour")  # data/reference/plausibility_limits.csv
-VRAM_TOLERANCE = 0.10  # GB vs GiB and usable vs marketed memory differ by < 10%; 80 vs 192 does not
 EARLIEST_QUOTE_DATE = "2015-01-01"  # before any GPU in the catalog shipped: a 1970/1900 placeholder
 # Facts of the file a row came from, carried as columns: the rules and canonical columns of many files
 # of one source then run as one polars query (most of a 5,000-row file's parse was per-query cost).
@@ -220,7 +216,7 @@ def _rules(ctx: FileContext) -> list[Rule]:
         *f.money_rules("vram_gb", f.raw("vram_gb"), "VRAM", allow_zero=False),
         Rule("SCOPE_UNKNOWN", f.raw("vram_scope").is_not_null() & f.enum_value(f.raw("vram_scope"), SCOPES).is_null(),
              pl.format("vram_scope '{}' is not per_gpu or per_node", f.raw("vram_scope"))),
-        Rule("VRAM_MISMATCH", ((stated_vram - catalog_vram).abs() > catalog_vram * VRAM_TOLERANCE),
+        Rule("VRAM_MISMATCH", ((stated_vram - catalog_vram).abs() > catalog_vram * names.VRAM_MISMATCH_TOLERANCE),
              pl.format("vram_gb {} ({}) is {} GB per GPU, but the catalog's {} has {} GB",
                        f.raw("vram_gb"), f.raw("vram_scope").fill_null("per_gpu"), stated_vram.round(1),
                        f.gpu_model(f.raw("gpu_model")), catalog_vram)),
