@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flows.ingest.adapters import quote_csv, run_csv
+from flows.ingest.adapters import quote_columns, run_csv
 from models import vocabulary as v
 from models.benchmarks import BenchmarkRun
 from models.offers import QuoteObservation
@@ -53,9 +53,9 @@ def test_the_contracts_allow_exactly_the_vocabulary(model, column, vocabulary):
 
 
 @pytest.mark.parametrize("aliases, vocabulary", [
-    (quote_csv.TIME_UNITS, v.TIME_UNITS), (quote_csv.SCOPES, v.PRICE_SCOPES),
-    (quote_csv.BILLING_MODELS, v.BILLING_MODELS), (quote_csv.TIERS, v.TIERS),
-    (quote_csv.QUOTE_STATUSES, v.QUOTE_STATUSES), (quote_csv.VIRTUALISATION, v.VIRTUALISATIONS),
+    (quote_columns.TIME_UNITS, v.TIME_UNITS), (quote_columns.SCOPES, v.PRICE_SCOPES),
+    (quote_columns.BILLING_MODELS, v.BILLING_MODELS), (quote_columns.TIERS, v.TIERS),
+    (quote_columns.QUOTE_STATUSES, v.QUOTE_STATUSES), (quote_columns.VIRTUALISATION, v.VIRTUALISATIONS),
     (run_csv.UNITS, v.WORK_UNITS),
 ])
 def test_the_adapters_map_every_spelling_onto_the_vocabulary_and_accept_each_value(aliases, vocabulary):

@@ -13,7 +13,8 @@ from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, 
 from flows.ingest import names
 from flows.ingest.adapters.fields import catalog_memory_gb
 from flows.ingest.adapters.json_text import read_text  # re-exported: the catalog adapters import it from here
-from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
+from flows.ingest.adapters.quote_columns import OPTIONAL, REQUIRED
+from flows.ingest.adapters.quote_csv import parse_raw_quotes
 
 COLUMNS = sorted(REQUIRED | OPTIONAL)
 
