@@ -1,4 +1,7 @@
-"""The refresh's inputs: fetch, land, then stage each file (from the cache, deduplicated, in batches)."""
+"""The refresh's inputs: fetch, land, then stage each file (from the cache, deduplicated, in batches).
+
+ingest() is the one call the refresh flow makes; the rest are its steps (Prefect tasks and helpers).
+"""
 import datetime as dt
 import os
 from pathlib import Path
