@@ -13,3 +13,9 @@ OBSERVED_AT_BASES = ("row", "source_default", "fetched_at", "landed_at")
 VIRTUALISATIONS = ("bare_metal", "passthrough", "partitioned")
 # What a benchmark run or a workload counts (benchmark_runs.unit, workloads.unit).
 WORK_UNITS = ("requests", "output_tokens", "total_tokens", "samples", "training_runs", "jobs")
+# The load a run was measured under and a workload runs under (docs/cost-model.md "Scenario").
+SCENARIOS = ("offline", "server", "interactive")
+# Latency statistics: benchmark_runs has a column <metric>_<stat>_ms for each pair; a workload's SLO
+# names one of them (any statistic but std, which bounds nothing).
+LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
+LATENCY_STATS = ("mean", "median", "std", "p90", "p95", "p99")

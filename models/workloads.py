@@ -45,7 +45,7 @@ class Workload(pa.DataFrameModel):
     shape_tolerance_pct: float = pa.Field(in_range={"min_value": 0, "max_value": 100})
     slo_json: str = pa.Field(nullable=True)
     # The stated scenario (offline | server | interactive); null: implied (docs/cost-model.md "Scenario").
-    scenario: str = pa.Field(nullable=True, isin=["offline", "server", "interactive"])
+    scenario: str = pa.Field(nullable=True, isin=v.SCENARIOS)
 
     class Config:
         strict = True

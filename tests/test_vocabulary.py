@@ -46,7 +46,7 @@ def _isin(model, column) -> set:
     (QuoteObservation, "tier", v.TIERS), (QuoteObservation, "quote_status", v.QUOTE_STATUSES),
     (QuoteObservation, "observed_at_basis", v.OBSERVED_AT_BASES),
     (QuoteObservation, "virtualisation", v.VIRTUALISATIONS),
-    (BenchmarkRun, "unit", v.WORK_UNITS), (Workload, "unit", v.WORK_UNITS),
+    (BenchmarkRun, "unit", v.WORK_UNITS), (Workload, "unit", v.WORK_UNITS), (Workload, "scenario", v.SCENARIOS),
 ])
 def test_the_contracts_allow_exactly_the_vocabulary(model, column, vocabulary):
     assert _isin(model, column) == set(vocabulary)
@@ -61,3 +61,12 @@ def test_the_contracts_allow_exactly_the_vocabulary(model, column, vocabulary):
 def test_the_adapters_map_every_spelling_onto_the_vocabulary_and_accept_each_value(aliases, vocabulary):
     assert set(aliases.values()) == set(vocabulary)
     assert all(aliases[value] == value for value in vocabulary)
+
+
+def test_every_latency_statistic_has_its_column_and_every_slo_key_names_one():
+    from flows.ingest.adapters.run_record import LATENCY_COLUMNS
+    from flows.ingest.workloads import SCENARIOS, SLO_KEYS
+    columns = set(BenchmarkRun.to_schema().columns)
+    assert {f"{m}_{s}_ms" for m in v.LATENCY_METRICS for s in v.LATENCY_STATS} == set(LATENCY_COLUMNS) <= columns
+    assert {c for c in columns if c.endswith("_ms") and c.split("_")[0] in v.LATENCY_METRICS} == set(LATENCY_COLUMNS)
+    assert SLO_KEYS == {c for c in LATENCY_COLUMNS if "_std_" not in c} and SCENARIOS == set(v.SCENARIOS)

@@ -11,6 +11,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, create_model, model
 from flows.ingest import names
 from flows.ingest.config_models import ConfigModel, checked, fail, is_number, is_whole, validate
 from flows.ingest.yaml_lines import load_yaml_with_lines
+from models import vocabulary
 from models.workloads import CHECKPOINTING, QUANTITY, Workload
 from provider_eval.errors import ConfigError
 from provider_eval import reference
@@ -21,12 +22,12 @@ FIT_KEYS = {"kv_precision": pl.String, "context_tokens": pl.Int64, "concurrency"
             "mode": pl.String, "gpu_memory_utilization": pl.Float64, "activation_checkpointing": pl.String,
             "lora_rank": pl.Int64}
 # The load a workload runs under (docs/cost-model.md "Scenario"): only runs of that scenario count.
-SCENARIOS = {"offline", "server", "interactive"}
+SCENARIOS = set(vocabulary.SCENARIOS)
 # Benchmark matching (docs/workloads.md): mean tokens per request within ±this % of the declared shape.
 DEFAULT_SHAPE_TOLERANCE_PCT = 10
 # SLO keys: a latency statistic the benchmark formats carry (benchmark_runs columns), as a ceiling in ms.
-SLO_KEYS = {f"{metric}_{stat}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
-            for stat in ("mean", "median", "p90", "p95", "p99")}
+SLO_KEYS = {f"{metric}_{stat}_ms" for metric in vocabulary.LATENCY_METRICS
+            for stat in vocabulary.LATENCY_STATS if stat != "std"}
 MAX_QUANTITY = Decimal(10) ** (QUANTITY.precision - QUANTITY.scale)
 
 

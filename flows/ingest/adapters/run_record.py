@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
-LATENCY_STATS = ("mean", "median", "std", "p90", "p95", "p99")
+from models.vocabulary import LATENCY_METRICS, LATENCY_STATS
+
 LATENCY_COLUMNS = [f"{m}_{s}_ms" for m in LATENCY_METRICS for s in LATENCY_STATS]
 STARTED = "started_at_unix_s"  # when the run started, as Unix seconds (only some formats say)
 MAX_WHOLE = 2**63 - 1  # whole-number columns are 64-bit
