@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import flows.ingest.stage as stage_module
 import flows.refresh as refresh_module
+import flows.stage_inputs as inputs_module
 from provider_eval import sql_layer, warehouse
 
 PAGE_BYTES = 4096
@@ -106,9 +107,9 @@ class StageClock:
     def attach(self):
         """Wrap each stage's function for the duration of the block (behaviour unchanged)."""
         patches = [
-            (refresh_module, "land_file", "land"), (refresh_module, "read_index", "land"),
-            (refresh_module, "read_index_by_key", "land"),
-            (refresh_module, "stage_files", "parse"), (stage_module, "parse_file", "parse_file"),
+            (inputs_module, "land_file", "land"), (inputs_module, "read_index", "land"),
+            (inputs_module, "read_index_by_key", "land"),
+            (inputs_module, "stage_files", "parse"), (stage_module, "parse_file", "parse_file"),
             (stage_module, "parse_files", "parse_files"),
             (stage_module, "validate_frames", "validate"), (stage_module, "validate_details", "validate"),
             (refresh_module, "load_workloads", "load"), (refresh_module, "load_reference", "load"),

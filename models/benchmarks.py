@@ -5,6 +5,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.api.polars.types import PolarsData
 
+from models import vocabulary as v
 from models.common import Lineage
 from models.plausibility import IMPLAUSIBLE, limit, tokens_per_s_per_gpu_ceiling
 
@@ -39,7 +40,7 @@ class BenchmarkRun(Lineage):
     engine_version: str = pa.Field(nullable=True)
     rocm_version: str = pa.Field(nullable=True)
     workload_id: str = pa.Field(nullable=True)
-    unit: str = pa.Field(isin=["requests", "output_tokens", "total_tokens", "samples", "training_runs", "jobs"])
+    unit: str = pa.Field(isin=v.WORK_UNITS)
     # completed and duration_s are absent where a format states only rates (MLPerf summaries).
     completed: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})
     failed: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": FINITE_MAX})

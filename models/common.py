@@ -10,5 +10,3 @@ class Lineage(pa.DataFrameModel):
     file_sha256: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
     row_number: int = pa.Field(ge=1)
 
-
-TIME_UNITS = ["second", "minute", "hour", "month"]

@@ -6,7 +6,8 @@ import pandera.polars as pa
 import polars as pl
 from pandera.api.polars.types import PolarsData
 
-from models.common import TIME_UNITS, Lineage
+from models import vocabulary as v
+from models.common import Lineage
 from models.plausibility import IMPLAUSIBLE, limit
 
 MONEY = pl.Decimal(18, 6)
@@ -22,14 +23,14 @@ class QuoteObservation(Lineage):
     gpu_name_raw: str
     # At most data/reference/plausibility_limits.csv gpus_per_node (64: no server holds more): below.
     gpus_per_node: pl.Int32 = pa.Field(ge=1)
-    billing_model: str = pa.Field(isin=["on_demand", "spot", "monthly", "dedicated", "reserved"])
+    billing_model: str = pa.Field(isin=v.BILLING_MODELS)
     # Decimal bounds: finite by construction; gt=0 is safe here (it is not on floats: NaN/Inf pass).
     # Null only on a requested quote (quote_status = requested); the check below holds quoted rows to it.
     price_amount: MONEY = pa.Field(nullable=True, gt=Decimal(0), lt=Decimal(10**12))
     currency: str = pa.Field(nullable=True, str_matches=r"^[A-Z]{3}$")
-    price_unit: str = pa.Field(nullable=True, isin=TIME_UNITS)
-    price_scope: str = pa.Field(nullable=True, isin=["per_gpu", "per_node"])
-    billing_granularity: str = pa.Field(isin=TIME_UNITS)
+    price_unit: str = pa.Field(nullable=True, isin=v.TIME_UNITS)
+    price_scope: str = pa.Field(nullable=True, isin=v.PRICE_SCOPES)
+    billing_granularity: str = pa.Field(isin=v.TIME_UNITS)
     min_term_hours: MONEY = pa.Field(ge=Decimal(0))
     storage_per_gb_month: MONEY = pa.Field(ge=Decimal(0))
     egress_per_gb: MONEY = pa.Field(ge=Decimal(0))
@@ -45,14 +46,14 @@ class QuoteObservation(Lineage):
     os: str = pa.Field(nullable=True)
     kernel: str = pa.Field(nullable=True)
     amdgpu_driver_version: str = pa.Field(nullable=True)
-    tier: str = pa.Field(nullable=True, isin=["community", "secure"])
+    tier: str = pa.Field(nullable=True, isin=v.TIERS)
     commitment_term_hours: MONEY = pa.Field(nullable=True, gt=Decimal(0))
     vram_bytes_stated: pl.Int64 = pa.Field(nullable=True, gt=0)
     observed_at_stated: bool
     # Where observed_at came from (docs/inputs.md "When a price was observed"): only landed_at is undated.
-    observed_at_basis: str = pa.Field(isin=["row", "source_default", "fetched_at", "landed_at"])
+    observed_at_basis: str = pa.Field(isin=v.OBSERVED_AT_BASES)
     max_quote_age_days: pl.Int32 = pa.Field(nullable=True, ge=0)
-    quote_status: str = pa.Field(isin=["quoted", "requested"])
+    quote_status: str = pa.Field(isin=v.QUOTE_STATUSES)
     requested_on: dt.date = pa.Field(nullable=True)
     cpu_model: str = pa.Field(nullable=True)
     cpu_cores: pl.Int32 = pa.Field(nullable=True, ge=1)
@@ -60,7 +61,7 @@ class QuoteObservation(Lineage):
     nvme_bytes: pl.Int64 = pa.Field(nullable=True, gt=0)
     interconnect: str = pa.Field(nullable=True)
     network_gbps: MONEY = pa.Field(nullable=True, gt=Decimal(0))
-    virtualisation: str = pa.Field(nullable=True, isin=["bare_metal", "passthrough", "partitioned"])
+    virtualisation: str = pa.Field(nullable=True, isin=v.VIRTUALISATIONS)
     software_tested: str = pa.Field(nullable=True)
     cost_lines_stated: bool
 

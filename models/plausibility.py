@@ -1,22 +1,16 @@
 """Plausibility floors and ceilings (data/reference/plausibility_limits.csv): outside them a value is
 physically impossible, so its row is quarantined as IMPLAUSIBLE_VALUE (docs/quarantine.md)."""
-import csv
 import functools
 import polars as pl
 
-from provider_eval.paths import REFERENCE_DIR  # the checkout's data/reference, or the installed package's
+from provider_eval import reference
 IMPLAUSIBLE = "IMPLAUSIBLE_VALUE"  # pandera check names start with it; validation maps them to this code
-
-
-def _read(name: str) -> list[dict]:
-    with (REFERENCE_DIR / name).open(newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
 
 
 @functools.cache
 def limit(name: str) -> tuple[float | None, float | None]:
     """(min, max) of one named limit; None where the file leaves it open."""
-    rows = {r["limit"]: r for r in _read("plausibility_limits.csv")}
+    rows = {r["limit"]: r for r in reference.rows("plausibility_limits.csv")}
     row = rows[name]
     return (float(row["min_value"]) if row["min_value"] else None,
             float(row["max_value"]) if row["max_value"] else None)
@@ -26,7 +20,7 @@ def limit(name: str) -> tuple[float | None, float | None]:
 def _peak_flops() -> dict[str, float]:
     """GPU model → its highest dense peak (bf16/fp8/fp4) × 2 for structured sparsity, in FLOP/s."""
     out = {}
-    for row in _read("gpus.csv"):
+    for row in reference.rows("gpus.csv"):
         peaks = [float(row[c]) for c in ("bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops") if row[c]]
         if peaks:
             out[row["model"]] = 2 * max(peaks) * 1e12
@@ -37,7 +31,7 @@ def _peak_flops() -> dict[str, float]:
 def _active_params() -> dict[str, float]:
     """Model id and Hugging Face name (lower case) → active parameters."""
     out = {}
-    for row in _read("llm_models.csv"):
+    for row in reference.rows("llm_models.csv"):
         params = row["params_active"] or row["params_total"]
         if params:
             out[row["model_id"].lower()] = float(params)

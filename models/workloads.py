@@ -4,7 +4,8 @@ from decimal import Decimal
 import pandera.polars as pa
 import polars as pl
 
-UNITS = ["requests", "output_tokens", "total_tokens", "samples", "training_runs", "jobs"]
+from models import vocabulary as v
+
 QUANTITY = pl.Decimal(38, 6)
 MODES = ["inference", "training", "lora", "qlora"]
 # Training activation checkpointing (data/reference/activation_checkpointing.csv, docs/feasibility.md).
@@ -17,7 +18,7 @@ class Workload(pa.DataFrameModel):
     workload_id: str = pa.Field(str_matches=r"^[a-z0-9][a-z0-9._-]*$", unique=True)
     kind: str = pa.Field(isin=["inference", "training", "batch_job"])
     description: str = pa.Field(nullable=True)
-    unit: str = pa.Field(isin=UNITS)
+    unit: str = pa.Field(isin=v.WORK_UNITS)
     quantity: QUANTITY = pa.Field(gt=Decimal(0))
     model_id: str = pa.Field(nullable=True)
     precision: str = pa.Field(nullable=True)
@@ -44,9 +45,9 @@ class Workload(pa.DataFrameModel):
     shape_tolerance_pct: float = pa.Field(in_range={"min_value": 0, "max_value": 100})
     slo_json: str = pa.Field(nullable=True)
     # The stated scenario (offline | server | interactive); null: implied (docs/cost-model.md "Scenario").
-    scenario: str = pa.Field(nullable=True, isin=["offline", "server", "interactive"])
+    scenario: str = pa.Field(nullable=True, isin=v.SCENARIOS)
     # Demand (docs/workloads.md): fixed quantity, a quantity by a deadline, or a rate sustained over months.
-    demand_kind: str = pa.Field(isin=["fixed", "deadline", "sustained"])
+    demand_kind: str = pa.Field(isin=v.DEMAND_KINDS)
     deadline_hours: QUANTITY = pa.Field(nullable=True, gt=Decimal(0))
     units_per_month: QUANTITY = pa.Field(nullable=True, gt=Decimal(0))
     period_months: int = pa.Field(nullable=True, gt=0)

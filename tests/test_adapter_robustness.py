@@ -267,11 +267,45 @@ class _DyingPool:
 
 def test_a_worker_that_dies_rejects_only_the_file_it_died_on(tmp_path, monkeypatch):
     from flows.ingest import stage_pool
-    monkeypatch.setattr(stage_pool, "_pool", _DyingPool())
-    monkeypatch.setattr(stage_pool, "_new_pool", _DyingPool)
     files = [_land(tmp_path, name, GOOD_QUOTE.replace(",a,", f",{name[:-4]},"))
              for name in ("one.csv", "poison.csv", "two.csv")]
-    outs = stage_pool.stage_files([(f, "quote-csv", {}) for f in files], tmp_path / "staged")
+    with stage_pool.processes(True, 1, new_executor=lambda workers: _DyingPool()):
+        outs = stage_pool.stage_files([(f, "quote-csv", {}) for f in files], tmp_path / "staged")
     assert [o.status for o in outs] == ["loaded", "rejected", "loaded"]
     assert outs[1].reason.startswith("WORKER_ERROR: poison.csv: the worker process staging it failed with "
                                      "BrokenProcessPool")
+
+
+def test_a_staging_pool_belongs_to_the_block_that_opened_it(tmp_path):
+    """Only stage_files calls in the opening context (and copies of it, as Prefect's task threads
+    get) use the pool; another thread's do not, and after the block none do: it is shut down."""
+    import contextvars
+    import threading
+    from flows.ingest import stage_pool
+
+    used, shut = [], []
+
+    class Recording(_DyingPool):
+        def submit(self, fn, batch, staging_dir):
+            used.append(threading.current_thread().name)
+            return super().submit(fn, batch, staging_dir)
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            shut.append(wait)
+
+    quote = _land(tmp_path, "one.csv", GOOD_QUOTE)
+    batch = [(quote, "quote-csv", {})]
+
+    def stage_in(name, context=None):
+        run = (lambda: context.run(stage_pool.stage_files, batch, tmp_path / name)) if context else \
+            (lambda: stage_pool.stage_files(batch, tmp_path / name))
+        thread = threading.Thread(target=run, name=name)
+        thread.start()
+        thread.join()
+
+    with stage_pool.processes(True, 1, new_executor=lambda workers: Recording()):
+        stage_in("task-thread", contextvars.copy_context())
+        stage_in("other-thread")
+        assert shut == []
+    assert used == ["task-thread"] and shut == [True]
+    assert stage_pool.stage_files(batch, tmp_path / "after")[0].status == "loaded" and used == ["task-thread"]

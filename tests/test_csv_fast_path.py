@@ -5,7 +5,7 @@ import pytest
 
 from flows.ingest.adapters import csv_text
 from flows.ingest.adapters.base import FileContext, FileRejected
-from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED
+from flows.ingest.adapters.quote_columns import OPTIONAL, REQUIRED
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.csv"))
 HEADER = "offer_id,gpu_model,gpus_per_node,price,price_unit,price_scope,billing_model,notes"

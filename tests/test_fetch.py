@@ -166,7 +166,7 @@ def test_url_source_is_read(tmp_path):
 
 def test_a_fetch_that_raises_is_retried_by_prefect_then_rejected_not_fatal(server, tmp_path, monkeypatch):
     """Beyond HTTP (handled inside fetch()): an exception (disk, bug) gets the task's retries, then a row."""
-    import flows.refresh as refresh_module
+    import flows.stage_inputs as stage_inputs
 
     calls = []
 
@@ -174,8 +174,8 @@ def test_a_fetch_that_raises_is_retried_by_prefect_then_rejected_not_fatal(serve
         calls.append(source.name)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(refresh_module, "fetch_url_source", broken)
-    monkeypatch.setattr(refresh_module.fetch_source, "retry_delay_seconds", [0.1, 0.1])
+    monkeypatch.setattr(stage_inputs, "fetch_url_source", broken)
+    monkeypatch.setattr(stage_inputs.fetch_source, "retry_delay_seconds", [0.1, 0.1])
     sources = write_sources(tmp_path, [
         {"name": "do", "kind": "quotes", "format": "digitalocean-sizes", "url": server.url("ok", "do.json"),
          "defaults": {"provider": "digitalocean"}},

@@ -18,11 +18,11 @@ from provider_eval import paths
 from flows.ingest.sources import load_sources
 from flows.ingest.workloads import load_workloads
 from flows.ingest import stage_cache
-from models import plausibility
+from provider_eval import reference
 sources = load_sources(paths.DEFAULT_SOURCES)
 print(json.dumps({
     "installed": paths.INSTALLED, "package": str(paths.PACKAGE_DIR), "data": str(paths.DATA_DIR),
-    "reference": str(paths.REFERENCE_DIR), "sql": str(paths.SQL_DIR), "plausibility": str(plausibility.REFERENCE_DIR),
+    "reference": str(paths.REFERENCE_DIR), "sql": str(paths.SQL_DIR), "reader": str(reference.REFERENCE_DIR),
     "warehouse": str(paths.default_warehouse()),
     "sql_files": sorted(str(p.relative_to(paths.SQL_DIR)) for p in paths.SQL_DIR.rglob("*") if p.is_file()),
     "sources_without_files": [s.name for s in sources if s.url is None and not s.files()],
@@ -51,7 +51,7 @@ def test_a_non_editable_install_finds_its_data_and_sql(tmp_path):
     package = site / "provider_eval"
     assert got["installed"] and got["package"] == str(package)
     assert (got["data"], got["sql"]) == (str(package / "data"), str(package / "sql"))
-    assert got["reference"] == got["plausibility"] == str(package / "data" / "reference")
+    assert got["reference"] == got["reader"] == str(package / "data" / "reference")
     for name in ("gpus.csv", "gpu_aliases.csv", "llm_models.csv", "precisions.csv", "plausibility_limits.csv"):
         assert (package / "data" / "reference" / name).is_file(), name
     # The whole SQL tree, whatever its layout (*.sql, *.yml, in any folder), and nothing else.

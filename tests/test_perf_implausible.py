@@ -6,8 +6,9 @@ import csv
 import pytest
 
 from flows.ingest.sources import load_sources
-from models.plausibility import REFERENCE_DIR, limit
+from models.plausibility import limit
 from provider_eval.errors import ConfigError
+from provider_eval.paths import REFERENCE_DIR
 from tests.sql_chain import bench_run, build, offer, rows, workload
 
 FACTOR = limit("perf_vs_published_factor")[1]

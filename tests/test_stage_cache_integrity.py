@@ -12,7 +12,7 @@ from flows.ingest import stage_cache
 from flows.ingest.land import land_file
 from flows.ingest.sources import load_sources
 from flows.ingest.stage import stage_file
-from flows.refresh import ingest
+from flows.stage_inputs import ingest
 from provider_eval.paths import DATA_DIR, DEFAULT_SOURCES
 
 NOW = "2026-11-30T00:00:00+00:00"

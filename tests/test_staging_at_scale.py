@@ -10,7 +10,7 @@ from flows.ingest import stage_cache, stage_pool
 from flows.ingest.land import LandedFile
 from flows.ingest.stage import stage_file
 from flows.ingest.validate import validate_frame, validate_frames
-from flows.refresh import MAX_FILES_PER_BATCH, batches
+from flows.stage_inputs import MAX_FILES_PER_BATCH, batches
 from models import CONTRACTS
 from tests.conftest import query, run_refresh, write_sources
 

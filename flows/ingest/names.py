@@ -18,15 +18,16 @@ hf_name and hf_repo_ids match; else the usual release/quantisation suffixes are 
 (-Instruct, -Chat, -hf, -FP8, -FP8-KV, -FP8-dynamic, -AWQ, -GPTQ, -MXFP4, …). A stripped suffix
 that names a precision is kept as `implied_precision`.
 """
-import csv
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from provider_eval import reference
 from provider_eval.paths import REFERENCE_DIR
 
-VRAM_NAME_TOLERANCE = 0.10  # "192GB" vs 192 GB marketed; GiB vs GB differ by 7 %, 80 vs 94 does not pass
+# Stated memory (in a GPU name, a vram_gb field) vs the catalog's: one tolerance, conventions.csv.
+VRAM_MISMATCH_TOLERANCE = float(reference.convention("vram_mismatch_tolerance"))
 VENDOR_WORDS = {"amd", "nvidia", "instinct", "radeon", "tesla", "geforce", "accelerator", "gpu"}
 # Trademark signs on vendor pages ("AMD Instinct™ MI300X"): not letters, so no look-alike risk.
 MARKS = str.maketrans("", "", "\u2122\u00ae\u00a9")
@@ -90,11 +91,6 @@ def _key(name: str) -> str:
     return " ".join(_words(name))
 
 
-def _read(name: str, reference_dir: Path) -> list[dict]:
-    with open(reference_dir / name, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
 @dataclass(frozen=True)
 class CatalogGpu:
     """A catalog GPU as the rules compare it."""
@@ -155,7 +151,7 @@ class GpuNames:
                                  "gpu_aliases.csv; name rules in docs/quarantine.md)")
         gpu = found[0]
         if parsed.memory_gb is not None and gpu.memory_gb and \
-                abs(parsed.memory_gb - gpu.memory_gb) > gpu.memory_gb * VRAM_NAME_TOLERANCE:
+                abs(parsed.memory_gb - gpu.memory_gb) > gpu.memory_gb * VRAM_MISMATCH_TOLERANCE:
             return GpuResolution(None, "VRAM_MISMATCH",
                                  f"gpu_model '{name}' states {parsed.memory_gb:g} GB; the catalog's "
                                  f"{gpu.model} has {gpu.memory_gb:g} GB")
@@ -176,16 +172,16 @@ def _agrees(variant: ParsedGpu, stated: ParsedGpu) -> bool:
 def gpu_names(reference_dir: Path = REFERENCE_DIR) -> GpuNames:
     """The GPU rules' tables from data/reference (gpus.csv, gpu_aliases.csv, gpu_ambiguous_names.csv)."""
     catalog = []
-    for row in _read("gpus.csv", reference_dir):
+    for row in reference.rows("gpus.csv", reference_dir):
         parsed = parse_gpu(row["model"])
         # The catalog's form factor column ("SXM5", "OAM", "PCIe card") when the name does not say it.
         ff = parsed.form_factor or _form_factor((row.get("form_factor") or "").lower().split(" ")[0])
         mtype = (row.get("memory_type") or "").lower().split(" ")[0] or None
         mem = float(row["memory_gb_marketed"]) if row.get("memory_gb_marketed") else None
         catalog.append(CatalogGpu(row["model"], ParsedGpu(parsed.core, ff), mem, mtype))
-    aliases = {_key(r["alias"]): r["gpu_model"] for r in _read("gpu_aliases.csv", reference_dir)}
+    aliases = {_key(r["alias"]): r["gpu_model"] for r in reference.rows("gpu_aliases.csv", reference_dir)}
     ambiguous = {parse_gpu(r["name"]).core: [v.strip() for v in r["variants"].split("|")]
-                 for r in _read("gpu_ambiguous_names.csv", reference_dir)}
+                 for r in reference.rows("gpu_ambiguous_names.csv", reference_dir)}
     return GpuNames(aliases, ambiguous, catalog)
 
 
@@ -224,7 +220,7 @@ class ModelResolution:
 def model_names(reference_dir: Path = REFERENCE_DIR) -> dict[str, str]:
     """Lower-cased model_id, hf_name and every hf_repo_ids entry (without organisation) → model_id."""
     out = {}
-    for row in _read("llm_models.csv", reference_dir):
+    for row in reference.rows("llm_models.csv", reference_dir):
         names = [row["model_id"], row.get("hf_name") or "", *(row.get("hf_repo_ids") or "").split("|")]
         for n in names:
             n = n.strip().lower()

@@ -21,15 +21,15 @@ from flows.ingest.stage import FileOutcome
 from provider_eval.paths import PROJECT_ROOT, REFERENCE_DIR
 
 # What staging depends on besides the file: the adapters and staging code, the contracts, and
-# the reference tables the adapters read (GPU aliases, FX rates, the GPU catalog).
-CODE = [PROJECT_ROOT / "flows" / "ingest", PROJECT_ROOT / "models"]
+# the reference tables the adapters read (GPU aliases, FX rates, the GPU catalog) and their reader.
+CODE = [PROJECT_ROOT / "flows" / "ingest", PROJECT_ROOT / "models", PROJECT_ROOT / "provider_eval" / "reference.py"]
 OUTCOME = "outcome.json"
 
 
 def code_fingerprint() -> str:
     """sha256 over the staging code and the reference data (file names and bytes)."""
     digest = hashlib.sha256()
-    files = [p for d in CODE for p in d.rglob("*.py")] + list(REFERENCE_DIR.glob("*.csv"))
+    files = [p for d in CODE for p in (d.rglob("*.py") if d.is_dir() else [d])] + list(REFERENCE_DIR.glob("*.csv"))
     for path in sorted(files):
         digest.update(str(path.relative_to(PROJECT_ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()

@@ -1,5 +1,4 @@
 """Read workloads.yaml into a frame that satisfies the Workload contract, or say which line is wrong."""
-import csv
 import json
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -12,8 +11,10 @@ from pydantic import BeforeValidator, Field, ValidationInfo, create_model, model
 from flows.ingest import names
 from flows.ingest.config_models import ConfigModel, checked, fail, is_number, is_whole, validate
 from flows.ingest.yaml_lines import load_yaml_with_lines
+from models import vocabulary
 from models.workloads import CHECKPOINTING, QUANTITY, Workload
 from provider_eval.errors import ConfigError
+from provider_eval import reference
 from provider_eval.paths import REFERENCE_DIR
 
 # Memory-fit keys (docs/workloads.md) and the polars type each is read as.
@@ -21,12 +22,12 @@ FIT_KEYS = {"kv_precision": pl.String, "context_tokens": pl.Int64, "concurrency"
             "mode": pl.String, "gpu_memory_utilization": pl.Float64, "activation_checkpointing": pl.String,
             "lora_rank": pl.Int64}
 # The load a workload runs under (docs/cost-model.md "Scenario"): only runs of that scenario count.
-SCENARIOS = {"offline", "server", "interactive"}
+SCENARIOS = set(vocabulary.SCENARIOS)
 # Benchmark matching (docs/workloads.md): mean tokens per request within ±this % of the declared shape.
 DEFAULT_SHAPE_TOLERANCE_PCT = 10
 # SLO keys: a latency statistic the benchmark formats carry (benchmark_runs columns), as a ceiling in ms.
-SLO_KEYS = {f"{metric}_{stat}_ms" for metric in ("ttft", "tpot", "itl", "e2el")
-            for stat in ("mean", "median", "p90", "p95", "p99")}
+SLO_KEYS = {f"{metric}_{stat}_ms" for metric in vocabulary.LATENCY_METRICS
+            for stat in vocabulary.LATENCY_STATS if stat != "std"}
 MAX_QUANTITY = Decimal(10) ** (QUANTITY.precision - QUANTITY.scale)
 
 
@@ -256,8 +257,8 @@ class WorkloadsFile(ConfigModel):
 
 def sixteen_bit_or_wider(reference_dir: Path = REFERENCE_DIR) -> set[str]:
     """Precisions of 2 or more bytes per parameter (precisions.csv): never a QLoRA base."""
-    with (reference_dir / "precisions.csv").open(newline="", encoding="utf-8") as f:
-        return {r["precision"].lower() for r in csv.DictReader(f) if Decimal(r["bytes_per_param"]) >= 2}
+    return {r["precision"].lower() for r in reference.rows("precisions.csv", reference_dir)
+            if Decimal(r["bytes_per_param"]) >= 2}
 
 
 def qlora_base_problem(precision: str | None, wide_precisions: set[str]) -> str | None:

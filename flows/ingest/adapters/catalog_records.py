@@ -13,10 +13,10 @@ from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, 
 from flows.ingest import names
 from flows.ingest.adapters.fields import catalog_memory_gb
 from flows.ingest.adapters.json_text import read_text  # re-exported: the catalog adapters import it from here
-from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
+from flows.ingest.adapters.quote_columns import OPTIONAL, REQUIRED
+from flows.ingest.adapters.quote_csv import parse_raw_quotes
 
 COLUMNS = sorted(REQUIRED | OPTIONAL)
-VRAM_TOLERANCE = 0.10
 
 
 def cell(value) -> str | None:
@@ -97,8 +97,8 @@ def vram_scope_for(gpu_name: str | None, stated_gb: float | None, gpus: float | 
     catalog = catalog_memory_gb().get(catalog_model(gpu_name) or "")
     stated_gb, gpus = number(stated_gb), number(gpus)  # provider values may be any JSON type
     if catalog and stated_gb and gpus and gpus > 1:
-        if abs(stated_gb - catalog) > catalog * VRAM_TOLERANCE and \
-                abs(stated_gb / gpus - catalog) <= catalog * VRAM_TOLERANCE:
+        if abs(stated_gb - catalog) > catalog * names.VRAM_MISMATCH_TOLERANCE and \
+                abs(stated_gb / gpus - catalog) <= catalog * names.VRAM_MISMATCH_TOLERANCE:
             return "per_node"
     return "per_gpu"
 

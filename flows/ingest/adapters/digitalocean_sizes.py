@@ -2,6 +2,7 @@
 from flows.ingest.adapters.base import FileContext, ParseResult
 from flows.ingest.adapters.catalog_records import (
     each_record, expect_list, joined, not_an_offer, read_json, record, to_result, vram_scope_for)
+from flows.ingest.adapters.fields import HOURS_PER_MONTH
 
 GIB = 2**30
 
@@ -31,7 +32,7 @@ def _records(size: dict, row: int) -> list[dict]:
                   price_unit="hour")]
     if size.get("price_monthly") is not None:
         out.append(record(row, size, **common, billing_model="monthly", price=size.get("price_monthly"),
-                          price_unit="month", min_term_hours=730))
+                          price_unit="month", min_term_hours=HOURS_PER_MONTH))
     return out
 
 

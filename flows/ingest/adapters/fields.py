@@ -1,13 +1,14 @@
 """Polars expressions that turn raw text cells into typed canonical fields, and the rules around them."""
-import csv
 from functools import lru_cache
 
 import polars as pl
 
 from flows.ingest import names
 from flows.ingest.adapters.base import Rule
-from provider_eval.paths import REFERENCE_DIR
+from provider_eval import reference
 
+# A monthly price is per this many hours, a month-long term this long (conventions.csv, docs/cost-model.md).
+HOURS_PER_MONTH = int(reference.convention("hours_per_month"))
 MAX_MONEY = 1e12  # larger amounts do not fit DECIMAL(18,6); no real quote comes near
 PLAIN_DECIMAL = r"^-?(\d+\.?\d*|\.\d+)$"
 
@@ -127,8 +128,7 @@ def _resolved(expr: pl.Expr, field: str) -> pl.Expr:
 @lru_cache(maxsize=1)
 def known_currencies() -> tuple[str, ...]:
     """Currencies with a dated FX rate in data/reference/fx_rates.csv."""
-    with open(REFERENCE_DIR / "fx_rates.csv", newline="", encoding="utf-8") as fh:
-        return tuple(sorted({row["currency"] for row in csv.DictReader(fh)}))
+    return tuple(sorted({row["currency"] for row in reference.rows("fx_rates.csv")}))
 
 
 def gpu_model(expr: pl.Expr) -> pl.Expr:
@@ -189,6 +189,5 @@ def currency(expr: pl.Expr) -> pl.Expr:
 @lru_cache(maxsize=1)
 def catalog_memory_gb() -> dict[str, float]:
     """Catalog model → marketed memory per GPU in GB, from data/reference/gpus.csv."""
-    with open(REFERENCE_DIR / "gpus.csv", newline="", encoding="utf-8") as fh:
-        return {row["model"]: float(row["memory_gb_marketed"]) for row in csv.DictReader(fh)
-                if row.get("memory_gb_marketed")}
+    return {row["model"]: float(row["memory_gb_marketed"]) for row in reference.rows("gpus.csv")
+            if row.get("memory_gb_marketed")}

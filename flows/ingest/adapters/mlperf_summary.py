@@ -7,6 +7,7 @@ import re
 from pathlib import Path, PurePath
 
 from flows.ingest.adapters import bench_runs as br
+from flows.ingest.adapters import run_record as rr
 from flows.ingest.adapters.base import (DEFAULT_MAX_DOCUMENT_BYTES, FileContext, FileRejected, ParseResult,
                                         check_json_nesting, physical_lines)
 from flows.ingest.adapters.json_text import loads, read_text
@@ -94,19 +95,19 @@ def parse(ctx: FileContext) -> ParseResult:
     for key, value in fields.items():
         match = LATENCY.match(key.lower())
         if match:
-            stat = br.percentile_label(match.group(2)) if match.group(2) else match.group(1)
+            stat = rr.percentile_label(match.group(2)) if match.group(2) else match.group(1)
             metric = METRICS[match.group(3)]
-            ns = br.number(value, key, problems)
+            ns = rr.number(value, key, problems)
             ms = None if ns is None else ns / 1e6  # ns → ms
             found[f"{stat}_{metric}"] = ms
-            if br.stat_column(metric, stat):
-                values[br.stat_column(metric, stat)] = ms
+            if rr.stat_column(metric, stat):
+                values[rr.stat_column(metric, stat)] = ms
     rate = next((fields[k] for k in SAMPLES_PER_S if k in fields), None)
     tokens = next((fields[k] for k in TOKENS_PER_S if k in fields), None)
-    values["request_throughput_per_s"] = br.number(rate, "samples per second", problems)
-    values["output_tokens_per_s"] = br.number(tokens, "tokens per second", problems)
+    values["request_throughput_per_s"] = rr.number(rate, "samples per second", problems)
+    values["output_tokens_per_s"] = rr.number(tokens, "tokens per second", problems)
     if scenario.lower() == "server" and fields.get("target_qps") is not None:
-        values["request_rate_per_s"] = br.number(fields["target_qps"], "target_qps", problems)
+        values["request_rate_per_s"] = rr.number(fields["target_qps"], "target_qps", problems)
         values["request_rate_raw"] = fields["target_qps"]
     where = layout(ctx.original_path)
     system_name, benchmark = (where[1], where[2]) if where else (None, None)
@@ -125,7 +126,7 @@ def parse(ctx: FileContext) -> ParseResult:
         "framework": system.get("framework"), "target_qps": fields.get("target_qps"),
         "system_json": "found" if system else "not found",
     }.items() if v is not None}
-    rec = br.RunRecord(
+    rec = rr.RunRecord(
         row_number=1, raw={k: v for k, v in fields.items()}, values=values, file_meta=file_meta,
         extra_meta=extra, latency_stats_ms=found,
         run_key="/".join(x for x in (system_name, benchmark, scenario) if x), problems=problems,

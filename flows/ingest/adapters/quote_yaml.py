@@ -11,7 +11,8 @@ import yaml
 
 from flows.ingest.adapters.base import (MAX_NESTING, QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult,
                                         check_document_size, max_line_chars, read_utf8)
-from flows.ingest.adapters.quote_csv import OPTIONAL, REQUIRED, parse_raw_quotes
+from flows.ingest.adapters.quote_columns import OPTIONAL, REQUIRED
+from flows.ingest.adapters.quote_csv import parse_raw_quotes
 from flows.ingest.yaml_lines import AmbiguousScalar, load_yaml_with_lines
 from provider_eval.errors import ConfigError
 

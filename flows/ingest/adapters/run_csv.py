@@ -5,13 +5,14 @@ from flows.ingest.adapters import fields as f
 from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules
 from flows.ingest.adapters.bench_runs import with_contract_columns
 from flows.ingest.adapters.csv_text import read_csv_text
+from models import vocabulary
 
 REQUIRED = {"run_id", "gpu_count", "unit", "completed", "duration_s"}
 OPTIONAL = {
     "provider", "gpu_model", "model_id", "precision", "engine", "engine_version", "rocm_version",
     "workload_id", "failed", "output_tokens_per_s", "started_at", "notes",
 }
-UNITS = {u: u for u in ("requests", "output_tokens", "total_tokens", "samples", "training_runs", "jobs")}
+UNITS = {u: u for u in vocabulary.WORK_UNITS}
 MAX_DURATION_S = 365 * 24 * 3600  # a run longer than a year is a unit mistake, not a benchmark
 METADATA = ["provider", "gpu_model", "model_id", "precision", "engine", "engine_version", "rocm_version"]
 

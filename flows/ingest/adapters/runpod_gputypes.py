@@ -1,6 +1,7 @@
 """runpod-gputypes: RunPod GraphQL `gpuTypes` response; prices per GPU-hour by tier and commitment."""
 from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
 from flows.ingest.adapters.catalog_records import each_record, not_an_offer, read_json, record, to_result
+from flows.ingest.adapters.fields import HOURS_PER_MONTH
 
 # Field → (billing model, tier, commitment term in hours). RunPod prices each per GPU-hour.
 PRICE_FIELDS = {
@@ -10,9 +11,9 @@ PRICE_FIELDS = {
     "communitySpotPrice": ("spot", "community", None),
     # Savings plans: a per-GPU-hour rate for a term paid up front (Secure Cloud only).
     "oneWeekPrice": ("reserved", "secure", 168),
-    "oneMonthPrice": ("reserved", "secure", 730),
-    "threeMonthPrice": ("reserved", "secure", 2190),
-    "sixMonthPrice": ("reserved", "secure", 4380),
+    "oneMonthPrice": ("reserved", "secure", HOURS_PER_MONTH),
+    "threeMonthPrice": ("reserved", "secure", 3 * HOURS_PER_MONTH),
+    "sixMonthPrice": ("reserved", "secure", 6 * HOURS_PER_MONTH),
 }
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
+from flows.ingest.adapters import run_record as rr
 from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult
 from flows.ingest.adapters.json_text import read_document, read_lines
 
@@ -42,10 +43,10 @@ def latency_stats(doc: dict, problems: list) -> tuple[dict, dict]:
             continue
         stat, metric = match.groups()
         metric = METRIC_ALIASES.get(metric, metric)
-        stat = stat if not stat.startswith("p") else br.percentile_label(stat[1:])
-        ms = br.number(value, key, problems)  # vLLM and SGLang already report these in ms
+        stat = stat if not stat.startswith("p") else rr.percentile_label(stat[1:])
+        ms = rr.number(value, key, problems)  # vLLM and SGLang already report these in ms
         found[f"{stat}_{metric}"] = ms
-        column = br.stat_column(metric, stat)
+        column = rr.stat_column(metric, stat)
         if column:
             columns[column] = ms
     return columns, found
@@ -57,7 +58,7 @@ def _request_rate(value, problems: list) -> tuple[float | None, str | None]:
         return None, None
     if isinstance(value, str) and value.strip().lower() in ("inf", "infinity"):
         return None, "inf"
-    return br.number(value, "request_rate", problems), str(value)
+    return rr.number(value, "request_rate", problems), str(value)
 
 
 def requests_frame(doc: dict, problems: list) -> pl.DataFrame | None:
@@ -121,10 +122,10 @@ def requests_frame(doc: dict, problems: list) -> pl.DataFrame | None:
     return out.drop("__itl_min_ms")
 
 
-def record(doc: dict, row_number: int, run_key: str | None) -> br.RunRecord:
+def record(doc: dict, row_number: int, run_key: str | None) -> rr.RunRecord:
     """One saved result object → a run record (used for vllm-serve files)."""
     problems: list = []
-    num = lambda k: br.number(doc.get(k), k, problems)  # noqa: E731
+    num = lambda k: rr.number(doc.get(k), k, problems)  # noqa: E731
     columns, found = latency_stats(doc, problems)
     rate, rate_raw = _request_rate(doc.get("request_rate"), problems)
     # The legacy client wrote the goodput key with a trailing colon (vLLM PR #16018).
@@ -133,22 +134,22 @@ def record(doc: dict, row_number: int, run_key: str | None) -> br.RunRecord:
         "completed": num("completed"), "failed": num("failed"), "attempted": num("num_prompts"),
         "duration_s": num("duration"),
         "request_rate_per_s": rate, "request_rate_raw": rate_raw,
-        "max_concurrency": br.whole_number(doc.get("max_concurrency"), "max_concurrency", problems),
+        "max_concurrency": rr.whole_number(doc.get("max_concurrency"), "max_concurrency", problems),
         "input_tokens_total": num("total_input_tokens"), "output_tokens_total": num("total_output_tokens"),
         "request_throughput_per_s": num("request_throughput"),
-        "request_goodput_per_s": br.number(goodput, "request_goodput", problems),
+        "request_goodput_per_s": rr.number(goodput, "request_goodput", problems),
         "output_tokens_per_s": num("output_throughput"), "total_tokens_per_s": num("total_token_throughput"),
         "label": doc.get("label") if isinstance(doc.get("label"), str) else None,
-        br.STARTED: num("benchmark_start_time_unix"),
+        rr.STARTED: num("benchmark_start_time_unix"),
         **columns,
     }
-    br.add_mean_lengths(values)
+    rr.add_mean_lengths(values)
     backend = str(doc.get("backend") or "").lower()
     metadata = {k: v for k, v in doc.items() if k not in CLIENT_KEYS and not k.startswith(CLIENT_PREFIXES)
                 and not LATENCY_KEY.match(k)}
     requests = requests_frame(doc, problems)
     raw = {k: v for k, v in doc.items() if not isinstance(v, list)}
-    return br.RunRecord(
+    return rr.RunRecord(
         row_number=row_number, raw=raw, values=values,
         file_meta={"model_id": doc.get("model_id"), "engine": ENGINE_BACKENDS.get(backend)},
         cli_meta=metadata,
@@ -182,6 +183,6 @@ def parse(ctx: FileContext) -> ParseResult:
 def _appended(ctx: FileContext) -> ParseResult:
     """--append-result: results separated by newlines; a bad line is quarantined on its own."""
     good, bad = read_lines(ctx, _is_result, "a vllm bench serve result object")
-    quarantined = pl.DataFrame([br.quarantine_line(*b) for b in bad], schema=QUARANTINE_COLUMNS) if bad else None
+    quarantined = pl.DataFrame([rr.quarantine_line(*b) for b in bad], schema=QUARANTINE_COLUMNS) if bad else None
     records = [record(doc, number, f"L{number}") for number, doc in good]
     return br.build(records, ctx, "vllm-serve", rows_in=len(good) + len(bad), quarantined=quarantined)

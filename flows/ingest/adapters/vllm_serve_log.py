@@ -4,6 +4,7 @@ import re
 import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
+from flows.ingest.adapters import run_record as rr
 from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, LongLine, ParseResult, read_capped_lines
 
 HEADER = re.compile(r"=+\s*Serving Benchmark Result\s*=+")
@@ -27,7 +28,7 @@ RATE_LABELS = ("Traffic request rate", "Request rate configured (RPS)")
 CONCURRENCY_LABEL = "Maximum request concurrency"
 
 
-def _record(lines: list[str], preamble: dict, row_number: int) -> br.RunRecord:
+def _record(lines: list[str], preamble: dict, row_number: int) -> rr.RunRecord:
     problems: list = []
     raw, values, found = dict(preamble), {}, {}
     for text in lines:
@@ -38,13 +39,13 @@ def _record(lines: list[str], preamble: dict, row_number: int) -> br.RunRecord:
         raw[label] = value
         latency = LATENCY.match(label)
         if label in FIELDS:
-            values[FIELDS[label]] = br.number(value, label, problems)
+            values[FIELDS[label]] = rr.number(value, label, problems)
         elif latency:
             stat, pct, metric = latency.groups()
-            stat = br.percentile_label(pct) if pct else stat.lower()
-            ms = br.number(value, label, problems)
+            stat = rr.percentile_label(pct) if pct else stat.lower()
+            ms = rr.number(value, label, problems)
             found[f"{stat}_{metric.lower()}"] = ms
-            column = br.stat_column(metric.lower(), stat)
+            column = rr.stat_column(metric.lower(), stat)
             if column:
                 values[column] = ms
     rate = next((raw[k] for k in RATE_LABELS if k in raw), None)
@@ -52,15 +53,15 @@ def _record(lines: list[str], preamble: dict, row_number: int) -> br.RunRecord:
         values["request_rate_raw"] = "inf"
     elif rate is not None:
         values["request_rate_raw"] = rate
-        values["request_rate_per_s"] = br.number(rate, "request rate", problems)
+        values["request_rate_per_s"] = rr.number(rate, "request rate", problems)
     if raw.get(CONCURRENCY_LABEL, "None") != "None":  # the client prints None when unlimited
-        values["max_concurrency"] = br.whole_number(raw[CONCURRENCY_LABEL], CONCURRENCY_LABEL, problems)
+        values["max_concurrency"] = rr.whole_number(raw[CONCURRENCY_LABEL], CONCURRENCY_LABEL, problems)
     done = values.get("completed")
     if done:
         for total, mean in (("input_tokens_total", "mean_input_tokens"), ("output_tokens_total", "mean_output_tokens")):
             if values.get(total) is not None:
                 values[mean] = values[total] / done
-    return br.RunRecord(row_number=row_number, raw=raw, values=values, latency_stats_ms=found,
+    return rr.RunRecord(row_number=row_number, raw=raw, values=values, latency_stats_ms=found,
                         run_key=f"L{row_number}", problems=problems)
 
 
@@ -106,7 +107,7 @@ def parse(ctx: FileContext) -> ParseResult:
         # Cut off: what follows its last result line is the next run's preamble, not this block's.
         last = max((n for n, text in enumerate(body) if _is_metric(text)), default=-1)
         where = f"line {i + 1} starts the next block" if i < len(lines) else "the log ends"
-        quarantined.append(br.quarantine_line(
+        quarantined.append(rr.quarantine_line(
             start, "TRUNCATED", f"line {start}: the result block has no closing '=====' line ({where})",
             "\n".join(body[:last + 1])))
         preamble = _preamble(body[last + 1:])

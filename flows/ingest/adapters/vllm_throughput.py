@@ -1,5 +1,6 @@
 """vllm-throughput: `vllm bench throughput --output-json` (five keys; tokens count prompt + output)."""
 from flows.ingest.adapters import bench_runs as br
+from flows.ingest.adapters import run_record as rr
 from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
 from flows.ingest.adapters.json_text import read_document
 
@@ -15,7 +16,7 @@ def parse(ctx: FileContext) -> ParseResult:
     if missing:
         raise FileRejected("SCHEMA_DRIFT", f"not a vllm bench throughput result: missing {sorted(missing)}")
     problems: list = []
-    num = lambda k: br.number(doc.get(k), k, problems)  # noqa: E731
+    num = lambda k: rr.number(doc.get(k), k, problems)  # noqa: E731
     values = {
         "completed": num("num_requests"), "attempted": num("num_requests"), "duration_s": num("elapsed_time"),
         "request_throughput_per_s": num("requests_per_second"),
@@ -23,5 +24,5 @@ def parse(ctx: FileContext) -> ParseResult:
         "total_tokens_per_s": num("tokens_per_second"),
     }
     extra = {k: v for k, v in doc.items() if k not in KEYS}
-    rec = br.RunRecord(row_number=1, raw=dict(doc), values=values, extra_meta=extra, problems=problems)
+    rec = rr.RunRecord(row_number=1, raw=dict(doc), values=values, extra_meta=extra, problems=problems)
     return br.build([rec], ctx, "vllm-throughput")

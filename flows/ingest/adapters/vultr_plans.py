@@ -4,7 +4,7 @@ import re
 from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
 from flows.ingest.adapters.catalog_records import (
     catalog_model, each_record, joined, not_an_offer, number, read_json, record, to_result)
-from flows.ingest.adapters.fields import catalog_memory_gb
+from flows.ingest.adapters.fields import HOURS_PER_MONTH, catalog_memory_gb
 
 # Bare metal: vbm-<cores>c-<ram>gb-<gpu count>-<gpu>-gpu, e.g. vbm-256c-2048gb-8-mi300x-gpu.
 METAL_ID = re.compile(r"^vbm-\d+c-\d+gb-(?P<count>\d+)-(?P<gpu>[a-z0-9]+)-gpu$", re.I)
@@ -55,7 +55,7 @@ def _records(plan: dict, row: int, kind: str) -> list[dict]:
                           price_unit="hour"))
         if plan.get("monthly_cost") is not None:
             out.append(record(row, plan, **common, billing_model="monthly", price=plan.get("monthly_cost"),
-                              price_unit="month", min_term_hours=730))
+                              price_unit="month", min_term_hours=HOURS_PER_MONTH))
     if preemptible:
         # A plan sold only preemptible prices it in hourly_cost itself.
         price = plan.get("hourly_cost_preemptible", None if on_demand else plan.get("hourly_cost"))
