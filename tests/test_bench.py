@@ -45,6 +45,11 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert result["rows_requests"] == SCALES["tiny"].requests == result["row_conservation"]["benchmark_requests_rows"]
     assert result["requests"]["files"] == result["request_files"] > 0
     assert result["incremental_refresh_seconds"] > 0 and "one new quote-csv" in result["incremental_refresh_note"]
+    # The incremental refresh started from a copy of the published warehouse; the full rebuild of the
+    # same inputs is its anchor.
+    assert result["incremental_copy_seconds"] > 0 and result["full_rebuild_seconds"] > 0
+    assert result["incremental_ratio_vs_full"] > 0 and result["incremental_ratio_vs_first_refresh"] > 0
+    assert set(result["incremental_sql_model_seconds"]) == set(result["sql_model_seconds"])
     for key in ("ingest_ratio_vs_duckdb", "peak_rss_bytes", "rank_query_p50_ms", "cli_rank_p50_ms",
                 "checks_seconds", "feasibility_seconds", "duckdb_baseline_seconds"):
         assert isinstance(result[key], (int, float)) and result[key] > 0, key
