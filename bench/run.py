@@ -222,8 +222,14 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
     incremental_models = dict(sorted(again_clock.model_seconds.items(), key=lambda kv: -kv[1]))
     # The same final inputs rebuilt from nothing (`refresh --full`; staging cached as above): the
     # anchor the incremental refresh is measured against.
+    incremental_copy = work / "incremental.duckdb"
+    shutil.copyfile(published, incremental_copy)
     _, full_clock, full_s = timed_refresh(gen, published, "full rebuild", full=True)
     Path(new_file).unlink()
+    # Same rows both ways: every public table, EXCEPT ALL in both directions.
+    from bench.compare_warehouses import compare
+
+    differences = {t: d for t, d in compare(str(incremental_copy), str(published)).items() if d != (0, 0)}
 
     conservation = {
         "rows_generated": rows_in, "rows_in": manifest[0], "rows_accepted": manifest[1],
@@ -261,6 +267,8 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         "full_rebuild_stages_seconds": {k: v["seconds"] for k, v in full_clock.report(1).items()},
         "incremental_ratio_vs_full": round(incremental_s / full_s, 3),
         "incremental_ratio_vs_first_refresh": round(incremental_s / refresh_s, 3),
+        # Public tables whose rows differ between the incremental and the full build ({} = identical).
+        "incremental_vs_full_differences": differences,
         "pipeline_ingest_seconds": round(pipeline_ingest_s, 3),
         "duckdb_baseline_seconds": round(baseline_s, 3),
         "duckdb_baseline_seconds_by_table": baseline_parts,
@@ -315,7 +323,8 @@ def print_table(r: dict) -> None:
     print(f"slowest SQL models: {slowest}")
     print(f"incremental refresh (one new scrape file; the rest staged already): {r['incremental_refresh_seconds']:.1f}s "
           f"(copy {r['incremental_copy_seconds']:.2f}s) vs full rebuild of the same inputs "
-          f"(`refresh --full`, staging cached) {r['full_rebuild_seconds']:.1f}s")
+          f"(`refresh --full`, staging cached) {r['full_rebuild_seconds']:.1f}s; public tables "
+          + ("identical" if not r["incremental_vs_full_differences"] else f"DIFFER: {r['incremental_vs_full_differences']}"))
     print(f"\nbench {r['scale']}: {r['rows_offers']:,} offer rows, {r['rows_requests']:,} request rows, refresh {r['refresh_seconds']:.1f}s, "
           f"ingest {r['ingest_ratio_vs_duckdb_plain']}x plain DuckDB read_csv (CPU {r['ingest_cpu_ratio_vs_duckdb_plain']}x), "
           f"{r['ingest_ratio_vs_duckdb']}x union_by_name (CPU {r['ingest_cpu_ratio_vs_duckdb']}x), "
@@ -339,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print_table(result)
     print(f"written: {args.out}")
-    return 0 if result["row_conservation"]["conserved"] else 1
+    # Exit 1 when rows were not conserved or the incremental refresh's rows differ from a full rebuild's.
+    return 0 if result["row_conservation"]["conserved"] and not result["incremental_vs_full_differences"] else 1
 
 
 if __name__ == "__main__":

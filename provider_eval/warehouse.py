@@ -1,4 +1,5 @@
 """The DuckDB warehouse file: build a new one beside the published one, then swap it in atomically."""
+import errno
 import fcntl
 import os
 import shutil
@@ -93,7 +94,11 @@ def copy_published(published: Path, build: Path) -> bool:
                 if copied == 0:
                     break
                 left -= copied
-        except OSError:  # a file system without it (or across devices on old kernels)
+        except OSError as exc:
+            # A file system without it, or across devices on old kernels; anything else (a full
+            # disk) fails the build, which then publishes nothing.
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
             src.seek(0)
             dst.seek(0)
             dst.truncate()

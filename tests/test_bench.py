@@ -50,6 +50,7 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert result["incremental_copy_seconds"] > 0 and result["full_rebuild_seconds"] > 0
     assert result["incremental_ratio_vs_full"] > 0 and result["incremental_ratio_vs_first_refresh"] > 0
     assert set(result["incremental_sql_model_seconds"]) == set(result["sql_model_seconds"])
+    assert result["incremental_vs_full_differences"] == {}
     for key in ("ingest_ratio_vs_duckdb", "peak_rss_bytes", "rank_query_p50_ms", "cli_rank_p50_ms",
                 "checks_seconds", "feasibility_seconds", "duckdb_baseline_seconds"):
         assert isinstance(result[key], (int, float)) and result[key] > 0, key
