@@ -155,12 +155,14 @@ def _changed_sources(con: duckdb.DuckDBPyConnection, file_versions: list[dict]) 
 
 
 def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], workloads_parquet: Path,
-                refreshed_at: str, file_versions: list[dict] = (), incremental: bool = False) -> dict:
+                refreshed_at: str, file_versions: list[dict] = (), incremental: bool = False,
+                fingerprint: str | None = None) -> dict:
     """Create the raw.* tables the SQL models read (file_versions: flows.ingest.versions.version_rows).
 
     incremental: raw.* already holds an earlier build's files (can_load_incrementally): only new
     files are appended and the rows of files no longer staged deleted. Returns how many files were
-    added and removed.
+    added and removed. fingerprint: build_fingerprint of the code building it (None: a warehouse no
+    later build may start from).
     """
     wanted = {k: o for o in outcomes if (k := load_key(o)) is not None}
     changed: set[str] = set()
@@ -204,6 +206,8 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
                  FILE_VERSIONS_SCHEMA)
     con.execute("create or replace table raw.workloads as select * from read_parquet(?)", [str(workloads_parquet)])
     con.execute("create or replace table raw.refresh as select ?::timestamptz as refreshed_at", [refreshed_at])
+    # Which code and reference data built this warehouse (can_load_incrementally reads it).
+    con.execute("create or replace table raw.build_fingerprint as select ?::varchar as fingerprint", [fingerprint])
     return {"files_added": len(added), "files_removed": len(removed), "sources_changed": len(changed)}
 
 
@@ -216,8 +220,3 @@ def forget_validations(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("delete from raw.quarantine where source_name = ? and reason_code = ? and file_sha256 not in "
                 "(select file_sha256 from raw.loaded_files where source_name = ?)",
                 [EVIDENCE_SOURCE, EVIDENCE_INVALID, EVIDENCE_SOURCE])
-
-
-def record_fingerprint(con: duckdb.DuckDBPyConnection, fingerprint: str) -> None:
-    """Which code and reference data built this warehouse (can_load_incrementally reads it)."""
-    con.execute("create or replace table raw.build_fingerprint as select ?::varchar as fingerprint", [fingerprint])

@@ -19,8 +19,7 @@ from flows.ingest.stage import FileOutcome
 from flows.ingest.stage_pool import stage_files
 from flows.ingest.workloads import load_workloads
 from flows.task_runners import make_task_runner
-from flows.load import (build_fingerprint, can_load_incrementally, forget_validations, load_reference, load_staged,
-                        record_fingerprint)
+from flows.load import build_fingerprint, can_load_incrementally, forget_validations, load_reference, load_staged
 from flows.load_validations import load_validations, validation_benchmark_sources
 from flows.quality.gate import quality_gate
 from provider_eval import sql_compiled, sql_layer, warehouse
@@ -193,12 +192,12 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     incremental = not full and published is not None and _start_from_published(Path(published), build_path, fingerprint)
     with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
         load_reference(con, REFERENCE_DIR)
-        loaded = load_staged(con, outcomes, workloads_parquet, now, file_versions, incremental=incremental)
+        loaded = load_staged(con, outcomes, workloads_parquet, now, file_versions, incremental=incremental,
+                             fingerprint=fingerprint)
         if incremental:
             forget_validations(con)
         for path, reason in load_validations(con, Path(validations_dir or Path(build_dir) / "no-validations")):
             get_run_logger().warning("validation evidence %s not loaded: %s", path, reason)
-        record_fingerprint(con, fingerprint)
     get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d source(s) with changed file states",
                           "incremental" if incremental else "full", loaded["files_added"],
                           loaded["files_removed"], loaded["sources_changed"])
