@@ -116,6 +116,7 @@ class StageClock:
             (refresh_module, "load_staged", "load"),
             (sql_layer, "build", "sql_models"),
             (refresh_module, "quality_gate", "quality_gate"), (warehouse, "publish", "publish"),
+            (warehouse, "copy_published", "copy"),
         ]
         originals = [(mod, name, getattr(mod, name)) for mod, name, _ in patches]
         for mod, name, stage in patches:

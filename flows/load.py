@@ -1,5 +1,12 @@
-"""Load reference data (schema `ref`), staged Parquet and the manifest (schema `raw`) into a new warehouse file."""
+"""Load reference data (schema `ref`), staged Parquet and the manifest (schema `raw`) into a warehouse being built.
+
+A full load fills new tables; an incremental one (the build started from a copy of the published
+warehouse) appends only the staged files raw.* does not hold yet and deletes the rows of the files
+no longer staged (docs/production.md, "Incremental refresh").
+"""
 import csv
+import hashlib
+import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -24,6 +31,54 @@ FILE_VERSIONS_SCHEMA = {
     "state": pl.String, "superseded_by": pl.String, "first_seen_at": pl.String, "last_seen_at": pl.String,
     "reads": pl.Int64,
 }
+
+
+# Bookkeeping of what raw.* holds, per staged file (load_key: the file's stage-cache entry), and what
+# this build changed, for the incremental SQL models: change = 'added' | 'removed' (a file's rows),
+# or 'source' (a file of the source changed state, was superseded or withdrawn: its models recompute
+# the whole source; file_sha256 is null).
+LOADED_FILES_SCHEMA = {"load_key": pl.String, "source_name": pl.String, "file_sha256": pl.String}
+FILE_CHANGES_SCHEMA = {"source_name": pl.String, "file_sha256": pl.String, "change": pl.String}
+# The raw tables filled from staged Parquet, file by file.
+STAGED_TABLES = (*CONTRACTS, "quarantine")
+# What the rows of a warehouse depend on besides the staged Parquet: a change to any of these makes
+# an incremental build unsafe (an incremental model would keep rows computed by the old code).
+FINGERPRINT_DIRS = ("sql", "models", "data/reference")
+FINGERPRINT_FILES = ("flows/load.py", "flows/load_validations.py")
+
+
+def build_fingerprint(sql_dir: Path) -> str:
+    """sha256 over the SQL project, the contracts, the reference data and this loader (names and bytes)."""
+    from provider_eval.paths import PROJECT_ROOT, REFERENCE_DIR
+
+    roots = {"sql": sql_dir, "models": PROJECT_ROOT / "models", "data/reference": REFERENCE_DIR}
+    files = [(f"{name}/{p.relative_to(roots[name])}", p) for name in FINGERPRINT_DIRS
+             for p in roots[name].rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    files += [(name, PROJECT_ROOT / name) for name in FINGERPRINT_FILES]
+    digest = hashlib.sha256()
+    for name, path in sorted(files):
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def load_key(outcome: FileOutcome) -> str | None:
+    """Which staged rows a file's outcome loads (None: it loads none): its Parquet files, named by
+    their stage-cache entry, which the cache keys by bytes, settings and staging code."""
+    paths = [outcome.accepted_parquet, outcome.quarantine_parquet, *outcome.detail_parquets.values()]
+    names = sorted(f"{Path(p).parent.name}/{Path(p).name}" for p in paths if p)
+    if not names:
+        return None
+    return hashlib.sha256(json.dumps([outcome.source_name, outcome.file_sha256, names]).encode()).hexdigest()
+
+
+def can_load_incrementally(con: duckdb.DuckDBPyConnection, fingerprint: str) -> bool:
+    """Whether this warehouse (a copy of the published one) was built by this code from this reference data."""
+    tables = {r[0] for r in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'raw'").fetchall()}
+    if not {"loaded_files", "build_fingerprint", *STAGED_TABLES} <= tables:
+        return False
+    row = con.execute("select fingerprint from raw.build_fingerprint").fetchall()
+    return row == [(fingerprint,)]
 
 
 def contract_schema(contract: type[pa.DataFrameModel]) -> dict:
@@ -55,7 +110,7 @@ def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path) -> list[
     for path in sorted(reference_dir.glob("*.csv")):
         name = path.stem
         options = f"header = true, sample_size = -1{_text_types(path)}"
-        con.execute(f'create table ref."{name}" as select * from read_csv(?, {options})', [str(path)])
+        con.execute(f'create or replace table ref."{name}" as select * from read_csv(?, {options})', [str(path)])
         names.append(name)
     return names
 
@@ -70,26 +125,87 @@ def _text_types(path: Path) -> str:
     return ", types = {" + ", ".join("'" + c.replace("'", "''") + "': 'VARCHAR'" for c in text) + "}"
 
 
+def _frame_table(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict], schema: dict) -> None:
+    """raw.<table> replaced by these rows (small tables, rebuilt every time)."""
+    frame = pl.DataFrame(rows, schema=schema)
+    con.register("__frame", frame.to_arrow())
+    con.execute(f'create or replace table raw."{table}" as select * from __frame')
+    con.unregister("__frame")
+
+
+def _parquets(outcomes: list[FileOutcome], table: str) -> list[str]:
+    """The Parquet files these outcomes load into raw.<table>."""
+    if table == "quarantine":
+        return [o.quarantine_parquet for o in outcomes if o.quarantine_parquet]
+    files = [o.accepted_parquet for o in outcomes if o.table == table and o.accepted_parquet]
+    return files + [o.detail_parquets[table] for o in outcomes if table in o.detail_parquets]
+
+
+def _schema(table: str) -> dict:
+    return QUARANTINE_SCHEMA if table == "quarantine" else contract_schema(CONTRACTS[table])
+
+
+def _changed_sources(con: duckdb.DuckDBPyConnection, file_versions: list[dict]) -> set[str]:
+    """Sources with a file version whose path, state or successor differs from the last build's
+    (a new version of a path, a withdrawn file); a version only added (a new path) changes none."""
+    key = ("source_name", "original_path", "file_sha256", "state", "superseded_by")
+    old = set(con.execute(f"select {', '.join(key)} from raw.file_versions").fetchall())
+    new = {tuple(r[k] for k in key) for r in file_versions}
+    return {row[0] for row in old - new}
+
+
 def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], workloads_parquet: Path,
-                refreshed_at: str, file_versions: list[dict] = ()) -> None:
-    """Create the raw.* tables the SQL models read (file_versions: flows.ingest.versions.version_rows)."""
-    for table, contract in CONTRACTS.items():
-        files = [o.accepted_parquet for o in outcomes if o.table == table and o.accepted_parquet]
-        files += [o.detail_parquets[table] for o in outcomes if table in o.detail_parquets]
-        _load_parquet(con, table, files, contract_schema(contract))
-    quarantine_files = [o.quarantine_parquet for o in outcomes if o.quarantine_parquet]
-    _load_parquet(con, "quarantine", quarantine_files, QUARANTINE_SCHEMA)
-    manifest = pl.DataFrame(
-        [{k: v for k, v in asdict(o).items() if k in MANIFEST_SCHEMA} for o in outcomes],
-        schema=MANIFEST_SCHEMA,
-    )
-    con.register("__manifest", manifest.to_arrow())
-    con.execute("create table raw.ingest_manifest as select * from __manifest")
-    con.unregister("__manifest")
-    versions = pl.DataFrame([{k: r[k] for k in FILE_VERSIONS_SCHEMA} for r in file_versions],
-                            schema=FILE_VERSIONS_SCHEMA)
-    con.register("__versions", versions.to_arrow())
-    con.execute("create table raw.file_versions as select * from __versions")
-    con.unregister("__versions")
-    con.execute("create table raw.workloads as select * from read_parquet(?)", [str(workloads_parquet)])
-    con.execute("create table raw.refresh as select ?::timestamptz as refreshed_at", [refreshed_at])
+                refreshed_at: str, file_versions: list[dict] = (), incremental: bool = False,
+                fingerprint: str | None = None) -> dict:
+    """Create the raw.* tables the SQL models read (file_versions: flows.ingest.versions.version_rows).
+
+    incremental: raw.* already holds an earlier build's files (can_load_incrementally): only new
+    files are appended and the rows of files no longer staged deleted. Returns how many files were
+    added and removed. fingerprint: build_fingerprint of the code building it (None: a warehouse no
+    later build may start from).
+    """
+    wanted = {k: o for o in outcomes if (k := load_key(o)) is not None}
+    changed: set[str] = set()
+    if incremental:
+        have = dict(((k, (s, f)) for k, s, f in con.execute(
+            "select load_key, source_name, file_sha256 from raw.loaded_files").fetchall()))
+        removed = [have[k] for k in have if k not in wanted]
+        added = [o for k, o in wanted.items() if k not in have]
+        changed = _changed_sources(con, file_versions)
+    else:
+        removed, added = [], list(wanted.values())
+        con.execute("create schema if not exists raw")
+        for table in STAGED_TABLES:
+            _load_parquet(con, table, [], _schema(table))
+    # Deletes before inserts: a file staged again under a new key (its source's settings changed)
+    # keeps one copy of its rows. Within one build a (source, file hash) is loaded once (_dedupe).
+    gone = pl.DataFrame([{"source_name": s, "file_sha256": f} for s, f in removed],
+                        schema={"source_name": pl.String, "file_sha256": pl.String})
+    if removed:
+        con.register("__gone", gone.to_arrow())
+        for table in STAGED_TABLES:
+            con.execute(f'delete from raw."{table}" as t using __gone as g '
+                        'where t.source_name = g.source_name and t.file_sha256 = g.file_sha256')
+        con.unregister("__gone")
+    for table in STAGED_TABLES:
+        files = _parquets(added, table)
+        if files:
+            # union_by_name: files are read by column name, never by position.
+            con.execute(f'insert into raw."{table}" by name select * from read_parquet(?, union_by_name = true)',
+                        [files])
+    _frame_table(con, "loaded_files", [{"load_key": k, "source_name": o.source_name, "file_sha256": o.file_sha256}
+                                       for k, o in wanted.items()], LOADED_FILES_SCHEMA)
+    _frame_table(con, "file_changes",
+                 [{"source_name": o.source_name, "file_sha256": o.file_sha256, "change": "added"} for o in added]
+                 + [{"source_name": s, "file_sha256": f, "change": "removed"} for s, f in removed]
+                 + [{"source_name": s, "file_sha256": None, "change": "source"} for s in sorted(changed)],
+                 FILE_CHANGES_SCHEMA)
+    _frame_table(con, "ingest_manifest", [{k: v for k, v in asdict(o).items() if k in MANIFEST_SCHEMA}
+                                          for o in outcomes], MANIFEST_SCHEMA)
+    _frame_table(con, "file_versions", [{k: r[k] for k in FILE_VERSIONS_SCHEMA} for r in file_versions],
+                 FILE_VERSIONS_SCHEMA)
+    con.execute("create or replace table raw.workloads as select * from read_parquet(?)", [str(workloads_parquet)])
+    con.execute("create or replace table raw.refresh as select ?::timestamptz as refreshed_at", [refreshed_at])
+    # Which code and reference data built this warehouse (can_load_incrementally reads it).
+    con.execute("create or replace table raw.build_fingerprint as select ?::varchar as fingerprint", [fingerprint])
+    return {"files_added": len(added), "files_removed": len(removed), "sources_changed": len(changed)}

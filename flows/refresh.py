@@ -13,7 +13,7 @@ from flows.ingest import stage_cache, versions
 from flows.ingest.stage import FileOutcome
 from flows.ingest.workloads import load_workloads
 from flows.task_runners import make_task_runner
-from flows.load import load_reference, load_staged
+from flows.load import build_fingerprint, can_load_incrementally, load_reference, load_staged
 from flows.load_validations import validation_sources
 from flows.quality.gate import quality_gate
 from flows.stage_inputs import ingest
@@ -62,21 +62,42 @@ def _per_source(sources: list[Source], outcomes: list[FileOutcome], fetch_failed
     return out
 
 
+def _start_from_published(published: Path, build_path: Path, fingerprint: str) -> bool:
+    """Copy the published warehouse in as the build's start; False (and no copy) when there is none
+    or it was built by other code or reference data (then the build starts empty)."""
+    if not warehouse.copy_published(published, build_path):
+        return False
+    with warehouse.connect(build_path) as con:
+        usable = can_load_incrementally(con, fingerprint)
+    if not usable:
+        build_path.unlink()
+    return usable
+
+
 @task
 def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str,
           validations_dir: str | None = None, file_versions: list[dict] = (),
-          dbt_target_dir: str | None = None) -> tuple[str, str | None]:
-    """Load everything into a new warehouse file, build the SQL models and run the checks.
+          dbt_target_dir: str | None = None, published: str | None = None,
+          full: bool = False) -> tuple[str, str | None]:
+    """Load the inputs into the warehouse being built, build the SQL models and run the checks.
 
+    The build starts from a copy of the published warehouse (published) and loads only what changed,
+    unless full or the copy cannot serve (docs/production.md): then it starts from an empty file.
     Returns (build path, problem): expected failures come back as text, not exceptions, so the
     flow can fail cleanly without a traceback in the logs.
     """
     build_path = Path(build_dir) / "warehouse.duckdb"
     workloads_parquet = Path(build_dir) / "workloads.parquet"
     load_workloads(Path(workloads_file)).write_parquet(workloads_parquet)
+    fingerprint = build_fingerprint(Path(sql_dir))
+    incremental = not full and published is not None and _start_from_published(Path(published), build_path, fingerprint)
     with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
         load_reference(con, REFERENCE_DIR)
-        load_staged(con, outcomes, workloads_parquet, now, file_versions)
+        loaded = load_staged(con, outcomes, workloads_parquet, now, file_versions, incremental=incremental,
+                             fingerprint=fingerprint)
+    get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d source(s) with changed file states",
+                          "incremental" if incremental else "full", loaded["files_added"],
+                          loaded["files_removed"], loaded["sources_changed"])
     log = get_run_logger()
     finished = 0
 
@@ -92,10 +113,12 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     # <build file>.tmp. Both are inside build_dir, removed with it.
     built = sql_layer.build(build_path, Path(sql_dir), Path(build_dir) / "dbt", warehouse.BUILD_MEMORY_LIMIT,
                             None, target_dir=Path(dbt_target_dir) if dbt_target_dir else None,
-                            on_node=node_done)
+                            on_node=node_done, full_refresh=not incremental)
     if built.problem:
         return str(build_path), built.problem
-    if dbt_target_dir:
+    # Only a full build's manifest: an incremental one compiled the incremental branches, which
+    # read the build's own tables and would not run where check-fit runs the compiled SQL.
+    if dbt_target_dir and not incremental:
         sql_compiled.keep_manifest(Path(dbt_target_dir), Path(sql_dir))
     log.info("built %d SQL models and passed %d checks in %.1f s (slowest: %s)", len(built.models),
              len(built.nodes) - len(built.models), sum(n.seconds for n in built.nodes), sql_layer.slowest(built.models))
@@ -117,8 +140,11 @@ def _sweep_builds(builds: Path, warehouse_name: str) -> None:
             shutil.rmtree(leftover, ignore_errors=True)
 
 
-def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path) -> RefreshSummary:
-    """The refresh's steps, in order (the flow wraps this so failures become a Failed state)."""
+def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path,
+                full: bool = False) -> RefreshSummary:
+    """The refresh's steps, in order (the flow wraps this so failures become a Failed state).
+
+    full: rebuild the warehouse from nothing instead of from the published one (same rows)."""
     log = get_run_logger()
     now = dt.datetime.now(dt.timezone.utc).isoformat()
     sources = load_sources(sources_file)
@@ -144,7 +170,7 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
                                         str(root / "validations"),
                                         versions.version_rows(lifecycle, {s.name for s in sources}),
-                                        str(root / ".dbt" / warehouse_file.name))
+                                        str(root / ".dbt" / warehouse_file.name), str(warehouse_file), full)
             if problem:
                 raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
             progress.stage("quality gate")
@@ -180,11 +206,13 @@ def refresh(
     workloads: str = str(DEFAULT_WORKLOADS),
     warehouse_path: str = str(DEFAULT_WAREHOUSE),
     sql_dir: str = str(SQL_DIR),
+    full: bool = False,
 ):
-    """Rebuild the warehouse from the declared inputs and publish it if every check passes."""
+    """Refresh the warehouse from the declared inputs (full: rebuilt from nothing) and publish it if every check passes."""
     try:
         # Relative paths are the caller's working directory's, made absolute once, here.
-        return run_refresh(*(Path(p).expanduser().absolute() for p in (sources, workloads, warehouse_path, sql_dir)))
+        return run_refresh(*(Path(p).expanduser().absolute() for p in (sources, workloads, warehouse_path, sql_dir)),
+                           full=full)
     except ProviderEvalError as exc:
         # An expected failure (bad config, failed checks): a Failed state with a readable message,
         # not a traceback. The previous warehouse is untouched.

@@ -67,6 +67,7 @@ class HardwareValidation(Lineage):
 class ValidationGpu(pa.DataFrameModel):
     """One device the probe enumerated on a validated host (partitions are separate devices)."""
 
+    source_name: str
     validation_id: str
     file_sha256: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
     gpu_index: pl.Int64 = pa.Field(nullable=True)

@@ -151,10 +151,14 @@ BUILD_THREADS = 4
 
 
 def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spill_dir: Path | None = None,
-          on_node: Callable[[NodeResult], None] | None = None, target_dir: Path | None = None) -> BuildResult:
-    """`dbt build` (models, then the data tests on them) on database; every node's outcome, named."""
+          on_node: Callable[[NodeResult], None] | None = None, target_dir: Path | None = None,
+          full_refresh: bool = False) -> BuildResult:
+    """`dbt build` (models, then the data tests on them) on database; every node's outcome, named.
+
+    full_refresh: incremental models are rebuilt whole (dbt --full-refresh), not appended to."""
     write_profile(work_dir, database, memory_limit, spill_dir, threads=BUILD_THREADS)
-    result = invoke("build", sql_dir, work_dir, ["--exclude-resource-type", "unit_test"], on_node, target_dir)
+    extra = ["--exclude-resource-type", "unit_test"] + (["--full-refresh"] if full_refresh else [])
+    result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir)
     nodes = _node_results(result.result)
     return BuildResult(nodes, describe_failures(nodes) if not result.success or any(not n.ok for n in nodes) else None)
 

@@ -45,11 +45,22 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert result["rows_requests"] == SCALES["tiny"].requests == result["row_conservation"]["benchmark_requests_rows"]
     assert result["requests"]["files"] == result["request_files"] > 0
     assert result["incremental_refresh_seconds"] > 0 and "one new quote-csv" in result["incremental_refresh_note"]
+    # The incremental refresh started from a copy of the published warehouse; the full rebuild of the
+    # same inputs is its anchor.
+    assert result["incremental_copy_seconds"] > 0 and result["full_rebuild_seconds"] > 0
+    assert result["incremental_ratio_vs_full"] > 0 and result["incremental_ratio_vs_first_refresh"] > 0
+    assert set(result["incremental_sql_model_seconds"]) == set(result["sql_model_seconds"])
+    assert result["incremental_vs_full_differences"] == {}
     for key in ("ingest_ratio_vs_duckdb", "peak_rss_bytes", "rank_query_p50_ms", "cli_rank_p50_ms",
                 "checks_seconds", "feasibility_seconds", "duckdb_baseline_seconds"):
         assert isinstance(result[key], (int, float)) and result[key] > 0, key
     assert set(result["duckdb_baseline_seconds_by_table"]) == {"quotes", "runs", "requests", "cpu_seconds"}
     assert result["ingest_cpu_ratio_vs_duckdb"] > 0 and result["pipeline_ingest_cpu_seconds"] > 0
+    # The second anchor: generated files share one header, so DuckDB reads them by position.
+    plain = result["duckdb_plain_baseline_seconds_by_table"]
+    assert plain["read_csv_modes"] == {"quotes": "plain", "runs": "plain"}
+    assert {"quotes", "runs", "requests", "cpu_seconds"} <= set(plain)
+    assert result["ingest_ratio_vs_duckdb_plain"] > 0 and result["ingest_cpu_ratio_vs_duckdb_plain"] > 0
     assert set(result["stages"]) == STAGES
     # Every SQL model dbt materialises (an ephemeral one lives inside its reader) timed once, slowest
     # first. dbt runs BUILD_THREADS models at once, so each model fits inside the stage's wall time and
@@ -67,5 +78,17 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert c["rows_quarantined"] >= c["bad_rows_injected"]
     assert result["rankings_rows"] > 0
     summary = done.stdout.strip().splitlines()
-    assert any(line.startswith("bench tiny:") for line in summary)
+    assert any(line.startswith("bench tiny:") and "plain DuckDB read_csv" in line for line in summary)
     assert not (tmp_path / "work").exists()  # scratch inputs removed unless --keep
+
+
+def test_shared_header_reads_every_header(tmp_path):
+    """The plain read_csv anchor is used only when every file's header line is the same."""
+    from bench.run import shared_header
+
+    a, b, c = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.csv"
+    a.write_text("x,y\n1,2\n")
+    b.write_text("x,y\n3,4\n")
+    c.write_text("y,x\n5,6\n")  # same columns, other order: positional reading would swap them
+    assert shared_header([str(a), str(b)])
+    assert not shared_header([str(a), str(b), str(c)])

@@ -26,6 +26,8 @@ def refresh(
     allow_rejected: Annotated[bool, typer.Option(
         "--allow-rejected", help="Exit 0, not 4, when the refresh published but rejected a whole file or a fetch failed.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's run logs and tracebacks.")] = False,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Rebuild the warehouse from every staged file instead of from the published one (same rows).")] = False,
 ) -> None:
     """Ingest, validate, model, check and publish the warehouse."""
     if verbose:
@@ -52,7 +54,7 @@ def refresh(
         try:
             state = refresh_flow.with_options(task_runner=runner)(
                 sources=str(sources), workloads=str(workloads), warehouse_path=str(warehouse_path),
-                return_state=True)
+                full=full, return_state=True)
         finally:
             stop_listening()
     if not state.is_completed():

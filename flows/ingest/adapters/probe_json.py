@@ -51,7 +51,8 @@ LINEAGE = {"source_name": pl.String, "source_file": pl.String, "file_sha256": pl
 SCHEMA = {**LINEAGE, **RECORD_COLUMNS, **{k: t for k, (_, t) in MEASURED_COLUMNS.items()}, **PROBE_COLUMNS,
           "evidence_path": pl.String}
 GPU_SCHEMA = {
-    "validation_id": pl.String, "file_sha256": pl.String, "gpu_index": pl.Int64, "bdf": pl.String,
+    # source_name + file_sha256: every staged table carries them (an incremental build deletes a file's rows by them).
+    "source_name": pl.String, "validation_id": pl.String, "file_sha256": pl.String, "gpu_index": pl.Int64, "bdf": pl.String,
     "pci_device_id": pl.String, "gfx_target": pl.String, "vendor": pl.String, "market_name": pl.String,
     "name_gpu_model": pl.String, "name_reason": pl.String, "name_candidates": pl.List(pl.String), "vram_bytes": pl.Int64, "partition_id": pl.String,
     "ecc_uncorrected_volatile": pl.Int64, "mig_mode": pl.String, "enumerated_by": pl.String,
@@ -184,7 +185,7 @@ def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
     }
 
 
-def _gpu_rows(probe: dict | None, validation_id: str, sha: str) -> list[dict]:
+def _gpu_rows(probe: dict | None, validation_id: str, source_name: str, sha: str) -> list[dict]:
     """One row per device the probe enumerated; PyTorch's devices when no tool listed any (as verdict.py reads it)."""
     probe = probe if isinstance(probe, dict) else {}
     gpus, how = [g for g in probe.get("gpus") or [] if isinstance(g, dict)], "tools"
@@ -201,7 +202,7 @@ def _gpu_rows(probe: dict | None, validation_id: str, sha: str) -> list[dict]:
         # nvidia-smi's board name is the identity of an NVIDIA GPU (no PCI ids in the catalog): the shared resolver reads it.
         resolved = names.resolve_gpu(name) if name else None
         rows.append({
-            "validation_id": validation_id, "file_sha256": sha, "gpu_index": _whole(g.get("index")),
+            "source_name": source_name, "validation_id": validation_id, "file_sha256": sha, "gpu_index": _whole(g.get("index")),
             "bdf": _text(g.get("bdf")), "pci_device_id": (_text(g.get("pci_device_id")) or "").lower() or None,
             "gfx_target": _text(g.get("gfx_target")), "vendor": _text(g.get("vendor")), "market_name": name,
             "name_gpu_model": resolved.gpu_model if resolved else None,
@@ -231,7 +232,7 @@ def parse(ctx: FileContext) -> ParseResult:
                "evidence_path": ctx.original_path or str(ctx.path)}
         problems = _record_problems(record, row)
         if not problems:
-            gpus = _gpu_rows(probe, record["validation_id"], ctx.file_sha256)
+            gpus = _gpu_rows(probe, record["validation_id"], ctx.source_name, ctx.file_sha256)
     if problems:
         raw = ctx.path.read_bytes()[:2000].decode("utf-8", "replace")
         quarantined = pl.DataFrame([{"row_number": 1, "reason_code": EVIDENCE_INVALID, "detail": "; ".join(problems),

@@ -3,11 +3,26 @@
 -- last_observed_at and counts in times_observed. superseded_by: the content hash of the file
 -- version that replaced the latest file carrying this observation at its path (null while a
 -- current file still carries it; docs/inputs.md).
+-- Incremental (macros/incremental_files.sql): each row depends on every observation of the same
+-- content, so a build from the published warehouse recomputes whole content groups: those the new
+-- files' observations fall in, and every group of a source that lost a file or whose file states
+-- changed (offer_history_changed_groups).
+{{ config(materialized='incremental', incremental_strategy='append',
+          pre_hook="{{ delete_offer_history_changed_groups() }}") }}
+-- depends_on: {{ source('raw', 'file_changes') }}
+
 with observations as (
     select o.*, f.state as file_state, f.superseded_by as file_superseded_by
     from {{ ref('stg_quote_observations') }} as o
     left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
+    {% if is_incremental() -%}
+    where o.source_name in (select source_name from {{ offer_history_changed_sources() }})
+        or exists (
+            select 1 from ({{ offer_history_added_groups() }}) as g
+            where g.source_name = o.source_name and g.observation_hash = o.observation_hash
+        )
+    {%- endif %}
 ),
 
 distinct_observations as (

@@ -2,8 +2,14 @@
 -- the runs that count), with its throughput in completed units per hour (whole configuration)
 -- and its rates per GPU. The adapters already put every value in its canonical unit (ms, s,
 -- whole-system per-second rates); the per-GPU rates are derived here, once.
+-- Incremental: a build from the published warehouse adds the runs of new files only (macros/incremental_files.sql).
+{{ config(materialized='incremental', incremental_strategy='append',
+          pre_hook="{{ delete_changed_files(by_source=false) }}") }}
+-- depends_on: {{ source('raw', 'file_changes') }}
+
 with runs as (
-    select * from {{ source('raw', 'benchmark_runs') }}
+    select * from {{ source('raw', 'benchmark_runs') }} as r
+    where {{ file_is_added('r') }}
 ),
 
 final as (

@@ -2,8 +2,17 @@
 -- to USD per GPU-hour and per node-hour. Units and currency are converted here, once, and each
 -- offer option gets its one key (offer_option_id, and cross_source_option_id across sources),
 -- which every later model joins on.
+-- Incremental (macros/incremental_files.sql): a build from the published warehouse converts only
+-- the observations of new files; the three flags that age with the refresh's clock are brought up
+-- to date on every row afterwards (refresh_quote_clock_flags).
+{{ config(materialized='incremental', incremental_strategy='append',
+          pre_hook="{{ delete_changed_files(by_source=false) }}",
+          post_hook="{{ refresh_quote_clock_flags() }}") }}
+-- depends_on: {{ source('raw', 'file_changes') }}
+
 with observations as (
-    select * from {{ source('raw', 'quote_observations') }}
+    select * from {{ source('raw', 'quote_observations') }} as o
+    where {{ file_is_added('o') }}
 ),
 
 fx as (
@@ -73,12 +82,9 @@ final as (
         (licence_per_hour * fx_usd_per_unit)::decimal(18, 6) as licence_usd_per_hour,
         (setup_fee * fx_usd_per_unit)::decimal(18, 6) as setup_fee_usd,
         (support_per_month * fx_usd_per_unit)::decimal(18, 6) as support_usd_per_month,
-        coalesce(valid_until < (select refreshed_at from refresh)::date, false) as is_expired,
-        coalesce(valid_from > (select refreshed_at from refresh)::date, false) as is_not_yet_valid,
-        -- max_quote_age_days comes from sources.yaml (settings or the source); null = no age limit.
-        coalesce(
-            observed_at < (select refreshed_at from refresh) - to_days(max_quote_age_days), false
-        ) as is_too_old,
+        {{ quote_is_expired('(select refreshed_at from refresh)') }} as is_expired,
+        {{ quote_is_not_yet_valid('(select refreshed_at from refresh)') }} as is_not_yet_valid,
+        {{ quote_is_too_old('(select refreshed_at from refresh)') }} as is_too_old,
         -- Undated (observed_at is only when the file landed): its age is unknown, so it cannot be
         -- shown to be within an age limit (QUOTE_AGE_UNKNOWN); a pending request has no price to age.
         observed_at_basis = 'landed_at' and max_quote_age_days is not null and quote_status = 'quoted'

@@ -1,0 +1,33 @@
+{# The quote flags that depend on when the refresh runs, not on the observation alone: one
+   definition for stg_quote_observations' select and for the update an incremental build runs on
+   the rows it kept. #}
+
+{% macro quote_is_expired(refreshed_at) -%}
+    coalesce(valid_until < {{ refreshed_at }}::date, false)
+{%- endmacro %}
+
+{% macro quote_is_not_yet_valid(refreshed_at) -%}
+    coalesce(valid_from > {{ refreshed_at }}::date, false)
+{%- endmacro %}
+
+{# max_quote_age_days comes from sources.yaml (settings or the source); null = no age limit. #}
+{% macro quote_is_too_old(refreshed_at) -%}
+    coalesce(observed_at < {{ refreshed_at }} - to_days(max_quote_age_days), false)
+{%- endmacro %}
+
+{# Post-hook of stg_quote_observations: the kept rows' flags as of this refresh (only rows whose
+   flag changed are written). A no-op statement on a full build, which computed them all. #}
+{% macro refresh_quote_clock_flags() -%}
+    {%- if is_incremental() -%}
+    {%- set now = "(select refreshed_at from " ~ source('raw', 'refresh') ~ ")" -%}
+    update {{ this }} set
+        is_expired = {{ quote_is_expired(now) }},
+        is_not_yet_valid = {{ quote_is_not_yet_valid(now) }},
+        is_too_old = {{ quote_is_too_old(now) }}
+    where is_expired <> {{ quote_is_expired(now) }}
+        or is_not_yet_valid <> {{ quote_is_not_yet_valid(now) }}
+        or is_too_old <> {{ quote_is_too_old(now) }}
+    {%- else -%}
+    select 1
+    {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,135 @@
+"""Incremental refresh (#20): a build from the published warehouse loads only what changed, and
+after a sequence of changes every public table equals a full rebuild from the same inputs."""
+import shutil
+
+import duckdb
+import pytest
+
+from bench.compare_warehouses import compare
+from flows.load import load_key
+from flows.ingest.stage import FileOutcome
+from flows.refresh import refresh
+from provider_eval.paths import DATA_DIR, DEFAULT_WORKLOADS, SQL_DIR
+from tests.benchmark_files import detailed_vllm_result, write_json
+from tests.conftest import write_sources
+
+SAMPLES = DATA_DIR / "samples"
+QUOTES = (SAMPLES / "quotes" / "seed_000_example.csv").read_text(encoding="utf-8")
+# A second scrape: the MI300X row again (same content: times_observed 2), one new price, and a
+# negative price that is quarantined.
+SECOND = QUOTES.splitlines()[0] + "\n" + "\n".join([
+    QUOTES.splitlines()[1],
+    QUOTES.splitlines()[2].replace(",2.75,", ",2.60,"),
+    QUOTES.splitlines()[3].replace(",4.00,", ",-4.00,"),
+]) + "\n"
+
+
+def _refresh(warehouse, sources, full=False):
+    state = refresh(sources=str(sources), workloads=str(DEFAULT_WORKLOADS), warehouse_path=str(warehouse),
+                    sql_dir=str(SQL_DIR), full=full, return_state=True)
+    assert state.is_completed(), state.message
+    return state.result()
+
+
+def _raw(warehouse, sql):
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def _changes(warehouse):
+    """What the last build changed: sorted (source, change) pairs."""
+    return sorted(_raw(warehouse, "select source_name, change from raw.file_changes"))
+
+
+@pytest.fixture(scope="module")
+def sequence(tmp_path_factory):
+    """Four refreshes of one warehouse, each after one kind of change, then one full refresh of the end state."""
+    root = tmp_path_factory.mktemp("incremental")
+    (root / "quotes").mkdir()
+    (root / "quotes" / "a.csv").write_text(QUOTES, encoding="utf-8")
+    (root / "extra.csv").write_text(QUOTES.replace("seed-000-example", "extra-provider"), encoding="utf-8")
+    shutil.copy(SAMPLES / "benchmarks" / "seed_000_runs.csv", root / "runs.csv")
+    write_json(root / "detailed" / "run.json", detailed_vllm_result(300, 3))
+    quotes = {"name": "quotes", "kind": "quotes", "format": "quote-csv", "path": "quotes/*.csv",
+              "defaults": {"currency": "USD"}}
+    runs = {"name": "runs", "kind": "benchmarks", "format": "run-csv", "path": "runs.csv"}
+    vllm = {"name": "vllm", "kind": "benchmarks", "format": "vllm-serve", "path": "detailed/*.json"}
+    extra = {"name": "extra", "kind": "quotes", "format": "quote-csv", "path": "extra.csv",
+             "defaults": {"currency": "USD"}}
+    warehouse = root / "wh" / "w.duckdb"
+    seen = {}
+
+    sources = write_sources(root, [quotes, runs, vllm, extra])
+    _refresh(warehouse, sources)
+    seen["first"] = _changes(warehouse)
+    # A new file (one row quarantined), and a new version of the per-request benchmark file.
+    (root / "quotes" / "b.csv").write_text(SECOND, encoding="utf-8")
+    write_json(root / "detailed" / "run.json", detailed_vllm_result(200, 5, seed=8))
+    seen["second"] = _refresh(warehouse, sources)
+    seen["second_changes"] = _changes(warehouse)
+    # A file changed in place (its old MI350X price, in no other file, superseded), a source removed,
+    # a file rejected.
+    (root / "quotes" / "a.csv").write_text(QUOTES.replace(",4.00,", ",4.10,"), encoding="utf-8")
+    (root / "quotes" / "c.csv").write_bytes(b"\xff\xfe\x00not,a\x00csv\n\x00\x00")
+    sources = write_sources(root, [quotes, runs, vllm])
+    seen["third"] = _refresh(warehouse, sources)
+    seen["third_changes"] = _changes(warehouse)
+    # Nothing changed: nothing loaded.
+    _refresh(warehouse, sources)
+    seen["fourth_changes"] = _changes(warehouse)
+    incremental = root / "incremental.duckdb"
+    shutil.copy(warehouse, incremental)
+    _refresh(warehouse, sources, full=True)
+    seen["full_changes"] = _changes(warehouse)
+    return {"incremental": incremental, "full": warehouse, **seen}
+
+
+def test_each_refresh_loaded_only_what_changed(sequence):
+    assert sequence["first"].count(("extra", "added")) == 1 and ("quotes", "added") in sequence["first"]
+    # The new scrape file and the new version of the benchmark file: the old version stays landed
+    # (history), so nothing is removed, but the vllm source's file states changed.
+    assert sequence["second_changes"] == [("quotes", "added"), ("vllm", "added"), ("vllm", "source")]
+    # The new version of a.csv; the removed source's file goes, with its source; c.csv is rejected
+    # (no rows to load) and so not among the changes.
+    assert sequence["third_changes"] == [("extra", "removed"), ("extra", "source"), ("quotes", "added"),
+                                         ("quotes", "source")]
+    assert any("c.csv" in f["path"] for f in sequence["third"].rejected_files)
+    assert sequence["fourth_changes"] == []
+    # A full refresh loads every file again.
+    assert ("quotes", "added") in sequence["full_changes"] and ("vllm", "added") in sequence["full_changes"]
+    assert sequence["second"].rows_quarantined >= 1
+
+
+def test_incremental_sequence_equals_one_full_refresh(sequence):
+    differences = compare(str(sequence["incremental"]), str(sequence["full"]))
+    assert differences and all(d == (0, 0) for d in differences.values()), differences
+    # The history really holds every kind of row the sequence made.
+    assert _raw(sequence["full"], "select count(*) from offer_history where superseded_by is not null")[0][0] >= 1
+    assert _raw(sequence["full"], "select max(times_observed) from offer_history")[0][0] >= 2
+    assert _raw(sequence["full"], "select count(*) from benchmark_requests")[0][0] == 200
+    assert _raw(sequence["full"], "select count(*) from offer_history where source_name = 'extra'") == [(0,)]
+    assert _raw(sequence["full"], "select count(*) from quarantine where source_name = 'quotes'")[0][0] >= 1
+
+
+def test_raw_tables_hold_each_loaded_file_once(sequence):
+    """The bookkeeping agrees with the rows: every raw row belongs to a file in raw.loaded_files."""
+    for table in ("quote_observations", "benchmark_runs", "benchmark_requests", "quarantine"):
+        for w in (sequence["incremental"], sequence["full"]):
+            orphans = _raw(w, f"select count(*) from raw.{table} r anti join raw.loaded_files f "
+                              "using (source_name, file_sha256)")
+            assert orphans == [(0,)], (w, table)
+    inc = "select * from raw.quote_observations except all select * from full_w.raw.quote_observations"
+    with duckdb.connect(str(sequence["incremental"]), read_only=True) as con:
+        con.execute(f"attach '{sequence['full']}' as full_w (read_only)")
+        assert con.execute(f"select count(*) from ({inc})").fetchone() == (0,)
+
+
+def test_load_key_names_the_stage_cache_entry():
+    """Two outcomes of one file staged under different cache entries load as different files."""
+    def outcome(entry):
+        return FileOutcome("s", "quote-csv", "quote_observations", "f" * 64, "a.csv", "t", "loaded", None,
+                           1, 1, 0, f"/cache/{entry}/accepted.parquet", None)
+    assert load_key(outcome("k1")) == load_key(outcome("k1")) != load_key(outcome("k2"))
+    rejected = FileOutcome("s", "quote-csv", "quote_observations", "f" * 64, "a.csv", "t", "rejected", "bad",
+                           0, 0, 0, None, None)
+    assert load_key(rejected) is None
