@@ -21,8 +21,10 @@ demo: $(STAMP)
 	$(BIN)/provider-eval rank
 	$(BIN)/provider-eval report --out warehouse/report.html
 
+# Two workers (pytest-xdist), one test file each at a time: a file's module fixtures are built once,
+# and every worker has its own Prefect home (tests/conftest.py) and temporary folders.
 test: $(STAMP) test-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # System tools the tests start for real, installed only when missing (Debian packages):
 # OpenSSH's sshd + ssh-keygen (a loopback test host) and headless Chromium (the report test).

@@ -58,9 +58,10 @@ def _read_only_profile(work_dir: Path, warehouse_path: Path) -> None:
     profile_file.write_text(yaml.safe_dump(profile), encoding="utf-8")
 
 
-def _docs_generate(sql_dir: Path, work_dir: Path) -> None:
+def _docs_generate(sql_dir: Path, work_dir: Path, warehouse_path: Path) -> None:
     """`dbt docs generate --static` in this process, every file it writes under work_dir."""
-    result = sql_layer.invoke("docs generate", sql_dir, work_dir, ["--static"])
+    result = sql_layer.invoke("docs generate", sql_dir, work_dir, ["--static"],
+                              manifest=sql_layer.parsed(sql_dir, work_dir, warehouse_path))
     if not result.success:
         raise SqlModelError("dbt docs generate failed: see the dbt log")
 
@@ -86,7 +87,7 @@ def generate(warehouse_path: Path, sql_dir: Path = SQL_DIR) -> Path:
     with tempfile.TemporaryDirectory(prefix="provider-eval-dbt-docs-") as tmp:
         work = Path(tmp)
         _read_only_profile(work, warehouse_path)
-        _docs_generate(sql_dir, work)
+        _docs_generate(sql_dir, work, warehouse_path)
         page = offline((work / "target" / "static_index.html").read_text(encoding="utf-8"))
     partial = out.with_name(out.name + ".tmp")
     partial.write_text(page, encoding="utf-8")

@@ -4,8 +4,6 @@ check-fit and check-compat answer from the same model definitions as the refresh
 rows in memory, without dbt's start-up per call: the project is compiled once per version of
 sql/ (and of dbt) and the manifest is kept in a cache.
 """
-import hashlib
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -14,7 +12,8 @@ from pathlib import Path
 
 import duckdb
 
-from provider_eval import sql_layer
+from provider_eval import dbt_cache, sql_layer
+from provider_eval.dbt_cache import tree_hash  # noqa: F401  (what dbt_docs_site stamps its site with)
 from provider_eval.errors import SqlModelError
 
 SCHEMAS = ("raw", "ref", "staging", "intermediate", "marts")
@@ -31,58 +30,31 @@ class CompiledModel:
     ephemeral: bool = False  # inlined into its readers' SQL as a CTE, never a table
 
 
-def tree_hash(sql_dir: Path) -> str:
-    """A digest of every file of the dbt project and of dbt's version: the manifest's cache key."""
-    from dbt.version import __version__ as dbt_version
-
-    digest = hashlib.sha256(dbt_version.encode())
-    for path in sorted(p for p in sql_dir.rglob("*") if p.is_file() and p.suffix in {".sql", ".yml", ".yaml", ".md"}):
-        digest.update(str(path.relative_to(sql_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:32]
-
-
-def cache_root() -> Path:
-    """Where compiled manifests are kept (PROVIDER_EVAL_CACHE_DIR, else the user's cache folder)."""
-    base = os.environ.get("PROVIDER_EVAL_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "provider-eval"
-    return Path(base).expanduser() / "dbt-manifests"
-
-
-def _cache(sql_dir: Path, manifest: Path) -> Path:
-    """Keep a copy of manifest as this tree's cached one (atomically); returns the cached folder."""
-    cached = cache_root() / tree_hash(sql_dir)
-    if cached.exists():
-        return cached
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="keep-", dir=cached.parent))
-    shutil.copy2(manifest, staging / "manifest.json")
-    try:
-        os.replace(staging, cached)
-    except OSError:  # another process cached the same tree first: either copy is the same
-        shutil.rmtree(staging, ignore_errors=True)
-    return cached
-
-
 def compile_manifest(sql_dir: Path) -> dict:
     """dbt's manifest with every model's compiled SQL, from the cache or compiled now (~5 s, once)."""
-    cached = cache_root() / tree_hash(sql_dir)
-    if (cached / "manifest.json").exists():
-        return sql_layer.read_manifest(cached)
+    kept = dbt_cache.compiled_path(sql_dir)
+    if kept.exists():
+        return sql_layer.read_manifest(kept.parent)
     work = Path(tempfile.mkdtemp(prefix="provider-eval-compile-"))
     try:
         sql_layer.write_profile(work, Path(":memory:"), "1GB", None)
-        result = sql_layer.invoke("compile", sql_dir, work, ["--select", "resource_type:model", "resource_type:test"])
+        manifest = sql_layer.parsed(sql_dir, work, ":memory:")
+        result = sql_layer.invoke("compile", sql_dir, work, ["--select", "resource_type:model", "resource_type:test"],
+                                  manifest=manifest)
         if not result.success:
             raise SqlModelError(f"dbt could not compile {sql_dir}: {result.exception or 'see its log'}")
-        return sql_layer.read_manifest(_cache(sql_dir, work / "target" / "manifest.json"))
+        compiled = work / "target" / "manifest.json"
+        return sql_layer.read_manifest(dbt_cache.keep_compiled(sql_dir, lambda path: shutil.copy2(compiled, path)).parent)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def keep_manifest(target_dir: Path, sql_dir: Path) -> None:
-    """Cache the manifest a successful `dbt build` wrote (its models are compiled), so check-fit
-    after a refresh starts without compiling the project itself."""
+    """Cache the manifest a successful `dbt build` wrote into target_dir (its models are compiled), so
+    check-fit after a refresh starts without compiling the project itself. (sql_layer.build keeps
+    its own; this is for a build run with dbt's own manifest.json.)"""
     if (target_dir / "manifest.json").exists():
-        _cache(sql_dir, target_dir / "manifest.json")
+        dbt_cache.keep_compiled(sql_dir, lambda path: shutil.copy2(target_dir / "manifest.json", path))
 
 
 def compiled_models(sql_dir: Path) -> dict[str, CompiledModel]:

@@ -1,6 +1,7 @@
 """Run the dbt project under sql/ on a warehouse file: build models and data tests, report each one."""
 import datetime as dt
 import json
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -8,6 +9,7 @@ from typing import Callable
 
 import yaml
 
+from provider_eval import dbt_cache
 from provider_eval.errors import SqlModelError
 
 # dbt keeps global state (flags, adapters) per process: one invocation at a time.
@@ -71,11 +73,13 @@ def _args(command: str, sql_dir: Path, work_dir: Path, target_dir: Path | None) 
 
 
 def invoke(command: str, sql_dir: Path, work_dir: Path, extra: list[str] = (),
-           on_node: Callable[[NodeResult], None] | None = None, target_dir: Path | None = None):
+           on_node: Callable[[NodeResult], None] | None = None, target_dir: Path | None = None,
+           manifest=None):
     """Run one dbt command in this process; returns dbt's result object (raises on a dbt crash).
 
     target_dir keeps dbt's manifest and parse state between runs (default: inside work_dir): dbt
     re-parses only what changed when the profile (database path, settings) is the same as last time.
+    manifest: a parsed project (parsed()) to run instead of parsing sql/ again.
     """
     from dbt.cli.main import dbtRunner  # dbt's import costs ~1 s: only when the SQL layer runs
 
@@ -88,12 +92,39 @@ def invoke(command: str, sql_dir: Path, work_dir: Path, extra: list[str] = (),
 
     with _DBT_LOCK:
         try:
-            result = dbtRunner(callbacks=[callback]).invoke(_args(command, sql_dir, work_dir, target_dir) + list(extra))
+            result = dbtRunner(manifest=manifest, callbacks=[callback]).invoke(_args(command, sql_dir, work_dir, target_dir) + list(extra))
         finally:
             _close_duckdb()
     if result.exception is not None:
         raise SqlModelError(f"dbt {command} could not run: {result.exception}") from None
     return result
+
+
+def parsed(sql_dir: Path, work_dir: Path, database: Path | str, target_dir: Path | None = None):
+    """dbt's parsed project for a profile on database (written in work_dir): kept, else parsed now.
+
+    The manifest is the same for every build of one version of sql/ into a file of the same name
+    (nodes carry the catalog name, not the folder), so the 1-2.5 s parse is paid once per version.
+    """
+    from dbt.adapters.duckdb.credentials import DuckDBCredentials
+
+    catalog = DuckDBCredentials.path_derived_database_name(str(database))
+    key = dbt_cache.parse_key(sql_dir, catalog, "main")
+    manifest = dbt_cache.load(key, lambda m: _still_valid(m, catalog))
+    if manifest is None:
+        result = invoke("parse", sql_dir, work_dir, ["--no-write-json"], target_dir=target_dir)
+        if not result.success or result.result is None:
+            raise SqlModelError(f"dbt could not parse {sql_dir}: {result.exception or 'see its log'}")
+        manifest = result.result
+        dbt_cache.store(key, manifest)
+    return manifest
+
+
+def _still_valid(manifest, catalog: str) -> bool:
+    """Whether a kept manifest fits this run: every model in this catalog, and every environment
+    variable the project read while parsing (dbt's env_var) still set to the value it had."""
+    return (all(n.database == catalog for n in manifest.nodes.values() if n.resource_type == "model")
+            and all(os.environ.get(k) == v for k, v in manifest.env_vars.items()))
 
 
 def _seconds(started: str, finished: str) -> float:
@@ -157,10 +188,19 @@ def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spil
 
     full_refresh: incremental models are rebuilt whole (dbt --full-refresh), not appended to."""
     write_profile(work_dir, database, memory_limit, spill_dir, threads=BUILD_THREADS)
-    extra = ["--exclude-resource-type", "unit_test"] + (["--full-refresh"] if full_refresh else [])
-    result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir)
+    manifest = parsed(sql_dir, work_dir, database, target_dir)
+    # No manifest.json or run_results.json (~0.5 s to write): the compiled manifest is kept below,
+    # once per version of sql/, for check-fit.
+    extra = ["--exclude-resource-type", "unit_test", "--no-write-json"] + (["--full-refresh"] if full_refresh else [])
+    result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir, manifest)
     nodes = _node_results(result.result)
-    return BuildResult(nodes, describe_failures(nodes) if not result.success or any(not n.ok for n in nodes) else None)
+    problem = describe_failures(nodes) if not result.success or any(not n.ok for n in nodes) else None
+    # Only a full build's compile is kept: an incremental one compiled the incremental branches,
+    # which read the build's own tables and would not run where check-fit runs the compiled SQL.
+    if problem is None and full_refresh:
+        # The build compiled every model and test into the manifest it ran.
+        dbt_cache.keep_compiled(sql_dir, lambda path: manifest.writable_manifest().write(str(path)))
+    return BuildResult(nodes, problem)
 
 
 def slowest(nodes: list[NodeResult], n: int = 3) -> str:

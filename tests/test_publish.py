@@ -16,9 +16,9 @@ def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_a_reader_keeps_working_while_a_refresh_publishes(tmp_path):
+def test_a_reader_keeps_working_while_a_refresh_publishes(tmp_path, sample_warehouse):
     warehouse = tmp_path / "w.duckdb"
-    assert run_refresh(warehouse).is_completed()
+    shutil.copy(sample_warehouse, warehouse)  # published by a refresh of the bundled data
     before_inode = warehouse.stat().st_ino
     reader = duckdb.connect(str(warehouse), read_only=True)
     errors, reads = [], [0]
@@ -49,9 +49,9 @@ def test_a_reader_keeps_working_while_a_refresh_publishes(tmp_path):
     assert query(warehouse, SEED_RANKED)[0][0] == 3
 
 
-def test_failed_checks_keep_the_previous_warehouse(tmp_path):
+def test_failed_checks_keep_the_previous_warehouse(tmp_path, sample_warehouse):
     warehouse = tmp_path / "w.duckdb"
-    assert run_refresh(warehouse).is_completed()
+    shutil.copy(sample_warehouse, warehouse)  # published by a refresh of the bundled data
     published = _digest(warehouse)
     broken_sql = tmp_path / "sql"
     shutil.copytree(SQL_DIR, broken_sql)
@@ -64,9 +64,9 @@ def test_failed_checks_keep_the_previous_warehouse(tmp_path):
     assert not any((tmp_path / ".build").iterdir()), "a failed refresh leaves no build files behind"
 
 
-def test_bad_configuration_fails_before_touching_the_warehouse(tmp_path):
+def test_bad_configuration_fails_before_touching_the_warehouse(tmp_path, sample_warehouse):
     warehouse = tmp_path / "w.duckdb"
-    assert run_refresh(warehouse).is_completed()
+    shutil.copy(sample_warehouse, warehouse)  # published by a refresh of the bundled data
     published = _digest(warehouse)
     sources = write_sources(tmp_path, [{"name": "x", "kind": "quotes", "format": "quote-csv",
                                         "path": "q.csv", "colour": "blue"}])

@@ -30,7 +30,8 @@ def unit_results(tmp_path_factory) -> dict[str, tuple[str, str]]:
     database = work / "warehouse.duckdb"
     shutil.copy(empty_warehouse(), database)  # dbt opens it for writing: a copy, the session's stays shared
     sql_layer.write_profile(work, database, "1GB", None)
-    result = sql_layer.invoke("test", SQL_DIR, work, ["--select", "test_type:unit"])
+    result = sql_layer.invoke("test", SQL_DIR, work, ["--select", "test_type:unit"],
+                              manifest=sql_layer.parsed(SQL_DIR, work, database))
     return {r.node.name: (str(getattr(r.status, "value", r.status)), ANSI.sub("", r.message or ""))
             for r in result.result.results if r.node.resource_type == "unit_test"}
 
