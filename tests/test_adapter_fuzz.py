@@ -70,6 +70,8 @@ SAMPLES = {
     "model-config": ("json", [FIXTURES / "models/qwen3-30b-a3b_config.json"],
                      {"model_id": "qwen3-30b-a3b", "hf_repo_id": "Qwen/Qwen3-30B-A3B"}),
     "gpuhunt-catalog": ("text", [CATALOGS / "gpuhunt_crusoe.csv", FIXTURES / "catalogs/gpuhunt_catalog.csv"], {}),
+    # A validate-host record and its raw probe output (tests/fixtures/validations/SOURCES.md).
+    "probe-json": ("json", [FIXTURES / "validations/val-2cae4f97d4ac7fec.json"], {}),
 }
 
 SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\r", "\r\n", "\ufeff", "\x00"]
@@ -212,9 +214,19 @@ def fuzz(fmt: str, max_examples: int):
             else:
                 path = work / samples[i].name
                 path.write_text(text, encoding="utf-8", newline="")
-                check(fmt, path, defaults, work)
+                _copy_companions(fmt, samples[i], path)
+                check(fmt, path, defaults, work, ADAPTERS[fmt].companions(path) if ADAPTERS[fmt].companions else [])
 
     return run
+
+
+def _copy_companions(fmt: str, sample: Path, path: Path) -> None:
+    """The unmutated companions of a sample (a probe record's raw probe output) beside its mutated copy."""
+    companions = ADAPTERS[fmt].companions
+    for companion in companions(sample) if companions else []:
+        target = path.parent / companion.relative_to(sample.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(companion, target)
 
 
 def test_every_adapter_has_samples():
@@ -238,4 +250,5 @@ def test_samples_load_unmutated(tmp_path):
             work.mkdir(parents=True)
             path = work / sample.name
             shutil.copy(sample, path)
-            check(fmt, path, defaults, work)
+            _copy_companions(fmt, sample, path)
+            check(fmt, path, defaults, work, ADAPTERS[fmt].companions(path) if ADAPTERS[fmt].companions else [])
