@@ -24,7 +24,7 @@ final as (
         -- GPUs per node that raise no GPU_COUNT_UNUSUAL warning.
         list(value::integer order by value::integer) filter (where name = 'usual_gpus_per_node')
             as usual_gpus_per_node,
-        -- validate-host's vram check: the share of the marketed GB a GPU must report (int_validation_checks).
+        -- validate-host's vram check: the share of the marketed GB a GPU must report (int_validation_facts).
         any_value(value::double) filter (where name = 'validation_vram_tolerance') as validation_vram_tolerance,
         -- The market comparison of offers (SCOPE_SUSPECT, PRICE_OUTLIER).
         any_value(value::integer) filter (where name = 'price_outlier_min_peers') as price_outlier_min_peers,

@@ -1,0 +1,25 @@
+-- One row per check validate-host recorded that SQL does not decide (before numbering): transport,
+-- probe document, partition, NVIDIA and software stack, deep tools, workload, and every check of a
+-- validation whose probe document is not decidable, parsed back from "STATUS check: message".
+with recorded as (
+    select v.validation_id, u.position, lower(m[1]) as status, m[2] as check_name, m[3] as message
+    from {{ ref('stg_hardware_validations') }} as v
+    cross join lateral (select unnest(v.recorded_reasons) as reason, generate_subscripts(v.recorded_reasons, 1) as position) as u
+    cross join lateral (select regexp_extract(u.reason, '^(\S+) ([^:]+): (.*)$', ['s', 'c', 'm']) as p) as x
+    cross join lateral (select [x.p.s, x.p.c, x.p.m] as m) as y
+    where m[2] != ''
+        -- The checks the other int_validation_*_checks models decide.
+        and not (v.probe_decidable and (m[2] in ('gpu_model', 'gpu_count', 'virtualisation', 'vram', 'rocm', 'links',
+                                                'gemm_bf16_8192', 'hbm_copy')
+                 or m[2] like 'finding %'))
+)
+
+select validation_id,
+    case when check_name = 'transport' then 0 when check_name = 'probe_document' then 1 when check_name = 'probe' then 2
+        when check_name = 'partition' then 40 when check_name = 'software_stack' then 62
+        when check_name = 'nvidia_stack' then 63 when check_name = 'visible_gpus' then 64 when check_name = 'ecc' then 65
+        when check_name like 'rccl%' then 90 when check_name = 'rvs_gst' then 91 when check_name = 'workload' then 99
+        else 98 end as check_order,
+    position as tie, check_name, status, null::varchar as measured, null::varchar as expected, message,
+    'recorded by validate-host (flows/probe/verdict.py, flows/probe/validate.py)' as source_of_rule
+from recorded
