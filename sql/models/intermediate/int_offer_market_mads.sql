@@ -1,5 +1,9 @@
 -- One row per market price with at least one peer: the median absolute deviation (log space) of the
 -- other market prices around its leave-one-out median (int_offer_market_medians), from ranks.
+-- Ephemeral: a step of int_offer_market_peers (inlined there as a CTE); a table of its own would cost a
+-- dbt node per build for a few rows.
+{{ config(materialized='ephemeral') }}
+
 with market_medians as (
     select * from {{ ref('int_offer_market_medians') }}
 ),

@@ -1,6 +1,10 @@
 -- One row per option judged against the market (priced > 0, not hypothetical) and the market price
 -- it leaves out as its own (value_id): itself, or (listed by a source that lost the key) the winning
 -- source's offer of that key with the same offer id, else its first by offer id.
+-- Ephemeral: a step of int_offer_market_peers (inlined there as a CTE); a table of its own would cost a
+-- dbt node per build for a few rows.
+{{ config(materialized='ephemeral') }}
+
 with market_candidates as (
     select * from {{ ref('int_offer_market_options') }} where usd_per_gpu_hour > 0 and not is_hypothetical
 ),

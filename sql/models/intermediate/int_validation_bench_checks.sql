@@ -1,5 +1,9 @@
 -- One row per micro-benchmark check of every decidable validation (before numbering): the PyTorch
 -- gemm_bf16_8192 and hbm_copy results against the quoted GPU's floors in acceptance_thresholds.
+-- Ephemeral: a step of int_validation_checks (inlined there as a CTE); a table of its own would cost a
+-- dbt node per build for a few rows.
+{{ config(materialized='ephemeral') }}
+
 with bench as (
     select
         q.validation_id, t."check" as check_name, t.pass_at_or_above, t.unit, t.source,

@@ -1,5 +1,9 @@
 -- One row per catalog GPU model, with the identifiers a validation matches a probed GPU by: the gfx
 -- target and the PCI device ids (and SR-IOV virtual function ids) read out of gpus.csv's text.
+-- Ephemeral: a step of int_validation_facts and int_validation_gpu_identities (inlined there as a CTE); a table of its own would cost a
+-- dbt node per build for a few rows.
+{{ config(materialized='ephemeral') }}
+
 select
     model, vendor, memory_gb_marketed, source,
     split_part(coalesce(llvm_target, ''), ' ', 1) as gfx,

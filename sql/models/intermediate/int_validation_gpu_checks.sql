@@ -1,5 +1,9 @@
 -- One row per GPU identity, count and VRAM check of every decidable validation (before numbering):
 -- every physical GPU must be the quoted catalog model, as many as quoted, with the marketed memory.
+-- Ephemeral: a step of int_validation_checks (inlined there as a CTE); a table of its own would cost a
+-- dbt node per build for a few rows.
+{{ config(materialized='ephemeral') }}
+
 with identities as (
     select * from {{ ref('int_validation_gpu_identities') }}
 ),

@@ -1,6 +1,10 @@
 -- One row per probe finding, virtualisation and XGMI link check of every decidable validation (before
 -- numbering): what the probe recognised in the tools' output, SR-IOV virtual functions on a quote
 -- stating bare metal, and disabled links between the GPUs of one node.
+-- Ephemeral: a step of int_validation_checks (inlined there as a CTE); a table of its own would cost a
+-- dbt node per build for a few rows.
+{{ config(materialized='ephemeral') }}
+
 with facts as (
     select * from {{ ref('int_validation_facts') }}
 ),

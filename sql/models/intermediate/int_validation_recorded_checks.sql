@@ -1,6 +1,10 @@
 -- One row per check validate-host recorded that SQL does not decide (before numbering): transport,
 -- probe document, partition, NVIDIA and software stack, deep tools, workload, and every check of a
 -- validation whose probe document is not decidable, parsed back from "STATUS check: message".
+-- Ephemeral: a step of int_validation_checks (inlined there as a CTE); a table of its own would cost a
+-- dbt node per build for a few rows.
+{{ config(materialized='ephemeral') }}
+
 with recorded as (
     select v.validation_id, u.position, lower(m[1]) as status, m[2] as check_name, m[3] as message
     from {{ ref('stg_hardware_validations') }} as v

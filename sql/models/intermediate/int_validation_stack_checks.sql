@@ -1,5 +1,9 @@
 -- One row per software stack check of every decidable validation (before numbering): the ROCm release
 -- against the quoted GPU's floor, and the GPUs PyTorch sees against the devices the tools list.
+-- Ephemeral: a step of int_validation_checks (inlined there as a CTE); a table of its own would cost a
+-- dbt node per build for a few rows.
+{{ config(materialized='ephemeral') }}
+
 with facts as (
     select * from {{ ref('int_validation_facts') }}
 )
