@@ -179,6 +179,17 @@ def test_readme_demo_excerpt_matches_what_rank_prints(sample_warehouse):
         assert printed and all(line in excerpt for line in printed), (printed, excerpt)
 
 
+def test_readme_billing_excerpt_is_what_the_query_prints(sample_warehouse):
+    """README's six-month workload table (monthly vs on-demand, break-even) is what its query prints."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("- `llama2-70b-fp8-six-months` asks", 1)[1].split("```", 2)[1]
+    command, *table = [line.strip() for line in block.strip().splitlines()]
+    sql = command.removeprefix('$ provider-eval sql "').removesuffix('"')
+    out = cli("sql", sql, "-w", str(sample_warehouse))
+    assert out.returncode == 0, out.stderr
+    assert [line.strip() for line in out.stdout.splitlines() if line.strip()] == table
+
+
 def test_explain_never_says_measured_without_a_measurement(sample_warehouse):
     # RunPod's 1 × MI300X has no run for the seed task (NO_BENCHMARK): nothing was measured.
     one = cli("explain", "seed-000-same-task", "runpod/MI300X/1/on_demand", "-w", str(sample_warehouse))
