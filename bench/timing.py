@@ -1,14 +1,11 @@
-"""Time the refresh's stages from outside: wrap the functions each stage calls, sample RSS meanwhile."""
+"""Time the refresh's stages from the spans it announces (provider_eval.progress), sample RSS meanwhile."""
 import os
 import threading
 import time
 from collections import defaultdict
 from contextlib import contextmanager
 
-import flows.ingest.stage as stage_module
-import flows.refresh as refresh_module
-import flows.stage_inputs as inputs_module
-from provider_eval import sql_layer, warehouse
+from provider_eval import progress
 
 PAGE_BYTES = 4096
 
@@ -56,35 +53,28 @@ def cpu_seconds() -> float:
 
 
 class StageClock:
-    """Per-stage call intervals plus an RSS sampler; `attach` wraps the refresh's functions."""
+    """Per-stage spans the refresh announces (provider_eval.progress) plus an RSS sampler, while `attach` is open."""
 
     def __init__(self, sample_s: float = 0.02):
         self.intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
-        self.staged_by_format: dict[str, list[tuple[float, float]]] = defaultdict(list)  # stage_file calls
+        self.staged_by_format: dict[str, list[tuple[float, float]]] = defaultdict(list)  # parse_file spans
         self.samples: list[tuple[float, int]] = []
         self.cpu: list[tuple[float, float]] = []  # (time, process CPU seconds): less load-sensitive than wall time
         self.model_seconds: dict[str, float] = {}  # the last dbt build: seconds per SQL model
         self.check_seconds = 0.0  # the last dbt build: seconds of its data tests together
         self._sample_s, self._stop, self._lock = sample_s, threading.Event(), threading.Lock()
 
-    def _wrap(self, stage: str, fn):
-        def timed(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                result = fn(*args, **kwargs)
-                if stage == "sql_models":  # dbt build returns each model's and each check's time
-                    self.model_seconds = {b.name: round(b.seconds, 3) for b in result.models}
-                    self.check_seconds = round(sum(n.seconds for n in result.nodes if n.resource_type == "test"), 3)
-                return result
-            finally:
-                end = time.perf_counter()
-                with self._lock:
-                    self.intervals[stage].append((start, end))
-                    if stage == "parse_file":  # parse_file(landed, fmt, defaults)
-                        fmt = args[1] if len(args) > 1 else kwargs.get("fmt")
-                        self.staged_by_format[fmt].append((start, end))
-                    self.samples.append((end, rss_bytes()))  # short calls fall between samples
-        return timed
+    def _record(self, span: progress.Span) -> None:
+        """One finished span (on the thread that ran it)."""
+        with self._lock:
+            self.intervals[span.name].append((span.start, span.end))
+            if span.name == "parse_file":
+                self.staged_by_format[span.detail["format"]].append((span.start, span.end))
+            if span.name == "sql_models" and "nodes" in span.detail:  # dbt build: each model's and check's time
+                nodes = span.detail["nodes"]
+                self.model_seconds = {n.name: round(n.seconds, 3) for n in nodes if n.resource_type == "model"}
+                self.check_seconds = round(sum(n.seconds for n in nodes if n.resource_type == "test"), 3)
+            self.samples.append((span.end, rss_bytes()))  # short spans fall between samples
 
     def _sample(self):
         while not self._stop.is_set():
@@ -105,31 +95,16 @@ class StageClock:
 
     @contextmanager
     def attach(self):
-        """Wrap each stage's function for the duration of the block (behaviour unchanged)."""
-        patches = [
-            (inputs_module, "land_file", "land"), (inputs_module, "read_index", "land"),
-            (inputs_module, "read_index_by_key", "land"),
-            (inputs_module, "stage_files", "parse"), (stage_module, "parse_file", "parse_file"),
-            (stage_module, "parse_files", "parse_files"),
-            (stage_module, "validate_frames", "validate"), (stage_module, "validate_details", "validate"),
-            (refresh_module, "load_workloads", "load"), (refresh_module, "load_reference", "load"),
-            (refresh_module, "load_staged", "load"),
-            (sql_layer, "build", "sql_models"),
-            (refresh_module, "quality_gate", "quality_gate"), (warehouse, "publish", "publish"),
-            (warehouse, "copy_published", "copy"),
-        ]
-        originals = [(mod, name, getattr(mod, name)) for mod, name, _ in patches]
-        for mod, name, stage in patches:
-            setattr(mod, name, self._wrap(stage, getattr(mod, name)))
+        """Listen to the refresh's spans and sample RSS for the duration of the block (the refresh is untouched)."""
+        stop_listening = progress.listen_spans(self._record)
         sampler = threading.Thread(target=self._sample, daemon=True)
         sampler.start()
         try:
             yield self
         finally:
+            stop_listening()
             self._stop.set()
             sampler.join()
-            for mod, name, fn in originals:
-                setattr(mod, name, fn)
 
     def report(self, rows_in: int) -> dict:
         """Per stage: wall seconds, rows/s over wall time, thread-busy seconds, peak RSS.
@@ -159,6 +134,14 @@ class StageClock:
         busy = _busy(spans)
         return {"files": len(spans), "rows": rows, "thread_busy_seconds": round(busy, 3),
                 "rows_per_thread_s": round(rows / busy) if busy > 0 else None}
+
+    def slowest_models(self) -> dict[str, float]:
+        """Seconds per SQL model of the last dbt build, slowest first."""
+        return dict(sorted(self.model_seconds.items(), key=lambda kv: -kv[1]))
+
+    def staged_in_processes(self) -> bool:
+        """Whether files were staged in worker processes: batches ran, but no adapter's span reached this one."""
+        return bool(self.intervals.get("parse")) and not self.intervals.get("parse_files")
 
     def wall(self, *stages: str) -> float:
         """Wall time covered by calls of these stages together."""

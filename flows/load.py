@@ -14,9 +14,10 @@ import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from flows.ingest.adapters.base import QUARANTINE_COLUMNS
+from flows.ingest.adapters.quarantine import QUARANTINE_COLUMNS
 from flows.ingest.stage import FileOutcome
 from models import CONTRACTS
+from provider_eval import progress
 
 QUARANTINE_SCHEMA = {"source_name": pl.String, "source_file": pl.String, "file_sha256": pl.String,
                      **QUARANTINE_COLUMNS}
@@ -103,6 +104,7 @@ def load_empty(con: duckdb.DuckDBPyConnection, table: str, contract: type[pa.Dat
     _load_parquet(con, table, [], contract_schema(contract))
 
 
+@progress.timed("load")
 def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path) -> list[str]:
     """Every CSV in data/reference becomes a table ref.<stem>."""
     names = []
@@ -154,6 +156,7 @@ def _changed_sources(con: duckdb.DuckDBPyConnection, file_versions: list[dict]) 
     return {row[0] for row in old - new}
 
 
+@progress.timed("load")
 def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], workloads_parquet: Path,
                 refreshed_at: str, file_versions: list[dict] = (), incremental: bool = False,
                 fingerprint: str | None = None) -> dict:

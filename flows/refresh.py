@@ -7,7 +7,6 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.states import Failed
 
-from flows import progress
 from flows.ingest.sources import Source, load_sources
 from flows.ingest import stage_cache, versions
 from flows.ingest.stage import FileOutcome
@@ -17,7 +16,7 @@ from flows.load import build_fingerprint, can_load_incrementally, load_reference
 from flows.load_validations import validation_sources
 from flows.quality.gate import quality_gate
 from flows.stage_inputs import ingest
-from provider_eval import sql_compiled, sql_layer, warehouse
+from provider_eval import progress, sql_compiled, sql_layer, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
 
@@ -76,8 +75,7 @@ def _start_from_published(published: Path, build_path: Path, fingerprint: str) -
 
 @task
 def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str,
-          validations_dir: str | None = None, file_versions: list[dict] = (),
-          dbt_target_dir: str | None = None, published: str | None = None,
+          file_versions: list[dict] = (), dbt_target_dir: str | None = None, published: str | None = None,
           full: bool = False) -> tuple[str, str | None]:
     """Load the inputs into the warehouse being built, build the SQL models and run the checks.
 
@@ -168,7 +166,6 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
             progress.stage("load + SQL models + checks")
             build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
-                                        str(root / "validations"),
                                         versions.version_rows(lifecycle, {s.name for s in sources}),
                                         str(root / ".dbt" / warehouse_file.name), str(warehouse_file), full)
             if problem:

@@ -9,7 +9,6 @@ from pathlib import Path
 from prefect import get_run_logger, task
 from prefect.tasks import exponential_backoff
 
-from flows import progress
 from flows.ingest import stage_cache, stage_pool, versions
 from flows.ingest.adapters import ADAPTERS
 from flows.ingest.fetch_sources import Fetched, fetch_url_source, unexpected_failure
@@ -17,6 +16,7 @@ from flows.ingest.land import LandedFile, land_file, read_index, read_index_by_k
 from flows.ingest.sources import Source
 from flows.ingest.stage import FileOutcome
 from flows.ingest.stage_pool import stage_files
+from provider_eval import progress
 
 
 # An HTTP failure is not an exception: fetch() already retried what retrying can help (429, 5xx,
@@ -43,6 +43,7 @@ def fetch_sources(sources: list[Source], downloads_dir: str, now: str) -> tuple[
 
 
 @task(retries=2, retry_delay_seconds=[1, 5])
+@progress.timed("land")
 def land_sources(sources: list[Source], landing_dir: str, now: str,
                  fetched: list[Fetched] | None = None) -> tuple[list[tuple[LandedFile, str, dict]], dict]:
     """Copy each declared file (and each downloaded body) into the landing store.
@@ -81,6 +82,7 @@ def land_sources(sources: list[Source], landing_dir: str, now: str,
 
 
 @task
+@progress.timed("parse")
 def stage_batch(batch: list[tuple[str, tuple[LandedFile, str, dict]]], staging_dir: str) -> list[tuple[str, FileOutcome]]:
     """Parse and validate several landed files of one format into Parquet (one task, one contract check).
 

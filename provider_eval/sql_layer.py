@@ -9,7 +9,7 @@ from typing import Callable
 
 import yaml
 
-from provider_eval import dbt_cache
+from provider_eval import dbt_cache, progress
 from provider_eval.errors import SqlModelError
 
 # dbt keeps global state (flags, adapters) per process: one invocation at a time.
@@ -187,20 +187,21 @@ def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spil
     """`dbt build` (models, then the data tests on them) on database; every node's outcome, named.
 
     full_refresh: incremental models are rebuilt whole (dbt --full-refresh), not appended to."""
-    write_profile(work_dir, database, memory_limit, spill_dir, threads=BUILD_THREADS)
-    manifest = parsed(sql_dir, work_dir, database, target_dir)
-    # No manifest.json or run_results.json (~0.5 s to write): the compiled manifest is kept below,
-    # once per version of sql/, for check-fit.
-    extra = ["--exclude-resource-type", "unit_test", "--no-write-json"] + (["--full-refresh"] if full_refresh else [])
-    result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir, manifest)
-    nodes = _node_results(result.result)
-    problem = describe_failures(nodes) if not result.success or any(not n.ok for n in nodes) else None
-    # Only a full build's compile is kept: an incremental one compiled the incremental branches,
-    # which read the build's own tables and would not run where check-fit runs the compiled SQL.
-    if problem is None and full_refresh:
-        # The build compiled every model and test into the manifest it ran.
-        dbt_cache.keep_compiled(sql_dir, lambda path: manifest.writable_manifest().write(str(path)))
-    return BuildResult(nodes, problem)
+    with progress.span("sql_models") as detail:  # the span carries every node's outcome and seconds
+        write_profile(work_dir, database, memory_limit, spill_dir, threads=BUILD_THREADS)
+        manifest = parsed(sql_dir, work_dir, database, target_dir)
+        # No manifest.json or run_results.json (~0.5 s to write): the compiled manifest is kept below,
+        # once per version of sql/, for check-fit.
+        extra = ["--exclude-resource-type", "unit_test", "--no-write-json"] + (["--full-refresh"] if full_refresh else [])
+        result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir, manifest)
+        nodes = detail["nodes"] = _node_results(result.result)
+        problem = describe_failures(nodes) if not result.success or any(not n.ok for n in nodes) else None
+        # Only a full build's compile is kept: an incremental one compiled the incremental branches,
+        # which read the build's own tables and would not run where check-fit runs the compiled SQL.
+        if problem is None and full_refresh:
+            # The build compiled every model and test into the manifest it ran.
+            dbt_cache.keep_compiled(sql_dir, lambda path: manifest.writable_manifest().write(str(path)))
+        return BuildResult(nodes, problem)
 
 
 def slowest(nodes: list[NodeResult], n: int = 3) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 
+from provider_eval import progress
 from provider_eval.errors import WarehouseMissing
 from provider_eval.settings import get_settings
 
@@ -76,6 +77,7 @@ def writer_lock(published: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+@progress.timed("copy")
 def copy_published(published: Path, build: Path) -> bool:
     """Start a build from a copy of the published file (False: none published); the original is never opened.
 
@@ -109,6 +111,7 @@ def copy_published(published: Path, build: Path) -> bool:
     return True
 
 
+@progress.timed("publish")
 def publish(build: Path, published: Path) -> None:
     """Atomically replace the published file; readers holding the old one keep their snapshot."""
     with connect(build) as con:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.ingest.adapters.base import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_RECORD_BYTES
+from flows.ingest.adapters.file_limits import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_RECORD_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 MiB = 2**20

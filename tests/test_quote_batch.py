@@ -6,7 +6,7 @@ import pytest
 
 from bench.synthetic import Scale, generate
 from flows.ingest import stage
-from flows.ingest.adapters import base
+from flows.ingest.adapters import row_rules
 from flows.ingest.land import LandedFile, sha256_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,10 +59,10 @@ def _repeats_and_times(folder: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("defaults", [{}, {"currency": "USD", "max_quote_age_days": 30}])
-@pytest.mark.parametrize("distinct_min_rows", [base.DISTINCT_RULES_MIN_ROWS, 0])
+@pytest.mark.parametrize("distinct_min_rows", [row_rules.DISTINCT_RULES_MIN_ROWS, 0])
 def test_fixture_files_together_equal_alone(monkeypatch, tmp_path, defaults, distinct_min_rows):
     """Every quote fixture at once: different column layouts, bad rows, whole-file rejections."""
-    monkeypatch.setattr(base, "DISTINCT_RULES_MIN_ROWS", distinct_min_rows)
+    monkeypatch.setattr(row_rules, "DISTINCT_RULES_MIN_ROWS", distinct_min_rows)
     together = _assert_same_as_alone(_batch(FIXTURES + _repeats_and_times(tmp_path), defaults))
     parsed = [p for p in together if isinstance(p, stage._Parsed)]
     assert sum(p.parsed.quarantined.height for p in parsed) > 0 and sum(p.parsed.accepted.height for p in parsed) > 0
@@ -77,7 +77,7 @@ def test_scrape_batch_together_equals_alone(tmp_path):
     batch = _batch([Path(p) for p in gen["quote_files"]], {})
     assert sum(1 for _ in open(gen["quote_files"][0])) - 1 == 5_000
     together = _assert_same_as_alone(batch)
-    assert sum(p.parsed.rows_in for p in together) == 60_000 >= base.DISTINCT_RULES_MIN_ROWS
+    assert sum(p.parsed.rows_in for p in together) == 60_000 >= row_rules.DISTINCT_RULES_MIN_ROWS
     assert sum(p.parsed.quarantined.height for p in together) >= gen["bad_quote_rows"] > 0
 
 
@@ -89,14 +89,14 @@ def test_rules_on_distinct_values_equal_row_by_row(monkeypatch):
         "value": [1.0, float("nan"), -0.0, 0.0, None, float("inf"), float("nan"), 2.0],
     })
     rules = [
-        base.Rule("NAME_MISSING", pl.col("raw_name").is_null(), pl.lit("name is empty")),
-        base.Rule("NAME_B", pl.col("raw_name") == "b", pl.lit("b is refused")),
-        base.Rule("NOT_FINITE", ~pl.col("value").is_finite(), pl.format("{} is not finite", pl.col("value"))),
-        base.Rule("SIGNED_ZERO", (pl.col("value") == 0) & pl.col("raw_name").is_null(), pl.lit("zero without a name")),
+        row_rules.Rule("NAME_MISSING", pl.col("raw_name").is_null(), pl.lit("name is empty")),
+        row_rules.Rule("NAME_B", pl.col("raw_name") == "b", pl.lit("b is refused")),
+        row_rules.Rule("NOT_FINITE", ~pl.col("value").is_finite(), pl.format("{} is not finite", pl.col("value"))),
+        row_rules.Rule("SIGNED_ZERO", (pl.col("value") == 0) & pl.col("raw_name").is_null(), pl.lit("zero without a name")),
     ]
-    monkeypatch.setattr(base, "DISTINCT_RULES_MIN_ROWS", 10**9)
-    good, bad = base.apply_rules(frame, rules)
-    monkeypatch.setattr(base, "DISTINCT_RULES_MIN_ROWS", 0)
-    good_d, bad_d = base.apply_rules(frame, rules)
+    monkeypatch.setattr(row_rules, "DISTINCT_RULES_MIN_ROWS", 10**9)
+    good, bad = row_rules.apply_rules(frame, rules)
+    monkeypatch.setattr(row_rules, "DISTINCT_RULES_MIN_ROWS", 0)
+    good_d, bad_d = row_rules.apply_rules(frame, rules)
     assert good.equals(good_d) and bad.equals(bad_d)
     assert good.height + bad.height == frame.height and bad.height > 0 and good.height > 0

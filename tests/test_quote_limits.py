@@ -11,7 +11,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from flows.ingest.adapters.base import DEFAULT_MAX_LINE_CHARS, MAX_NESTING, QUARANTINE_DISTINCT_KEPT
+from flows.ingest.adapters.file_limits import DEFAULT_MAX_LINE_CHARS, MAX_NESTING
+from flows.ingest.adapters.quarantine import QUARANTINE_DISTINCT_KEPT
 from flows.ingest.land import LandedFile, land_file
 from flows.ingest.sources import load_sources
 from flows.ingest.stage import stage_file

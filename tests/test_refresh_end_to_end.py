@@ -4,7 +4,7 @@ import subprocess
 import sys
 from decimal import Decimal
 
-from flows import progress
+from provider_eval import progress
 from provider_eval.paths import SQL_DIR
 from provider_eval.sql_compiled import compiled_models
 from tests.conftest import query, run_refresh

@@ -6,10 +6,12 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest.adapters import ADAPTERS
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult, bound_quarantine, empty_quarantine
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.quarantine import bound_quarantine, empty_quarantine
 from flows.ingest.land import LandedFile
 from flows.ingest.validate import validate_details, validate_frame, validate_frames
 from models import CONTRACTS
+from provider_eval import progress
 from provider_eval.safe_paths import child
 
 
@@ -105,10 +107,12 @@ def _guarded_parse(fmt: str, ctx: FileContext) -> ParseResult | FileRejected:
 
 def parse_file(landed: LandedFile, fmt: str, defaults: dict) -> _Parsed | FileOutcome:
     """Run the format's adapter on one file: the parsed rows, or the file's rejection."""
-    ctx = _context(landed, defaults)
-    return _outcome(landed, fmt, ctx, _guarded_parse(fmt, ctx))
+    with progress.span("parse_file", format=fmt):
+        ctx = _context(landed, defaults)
+        return _outcome(landed, fmt, ctx, _guarded_parse(fmt, ctx))
 
 
+@progress.timed("parse_files")
 def parse_files(batch: list[tuple[LandedFile, str, dict]]) -> list[_Parsed | FileOutcome]:
     """parse_file for each file, in order; a format that parses many files at once gets each source's together."""
     together: dict[tuple, list[int]] = {}

@@ -2,8 +2,9 @@
 import pandera.polars as pa
 import polars as pl
 
-from flows.ingest.adapters.base import empty_quarantine
+from flows.ingest.adapters.quarantine import empty_quarantine
 from models.plausibility import IMPLAUSIBLE
+from provider_eval import progress
 
 
 def validate_frame(frame: pl.DataFrame, contract: type[pa.DataFrameModel]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -38,6 +39,7 @@ def validate_frame(frame: pl.DataFrame, contract: type[pa.DataFrameModel]) -> tu
     return good, quarantined
 
 
+@progress.timed("validate")
 def validate_frames(frames: list[pl.DataFrame],
                     contract: type[pa.DataFrameModel]) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
     """validate_frame for many frames of one table, paying pandera's per-call cost once.
@@ -56,6 +58,7 @@ def validate_frames(frames: list[pl.DataFrame],
     return [validate_frame(frame, contract) for frame in frames]
 
 
+@progress.timed("validate")
 def validate_details(frames: list[pl.DataFrame], contract: type[pa.DataFrameModel]) -> None:
     """Detail rows (e.g. per-request) must pass their contract: checked together, a failure re-raised per frame."""
     try:

@@ -14,7 +14,7 @@ from flows.ingest.yaml_lines import load_yaml_with_lines
 from models import vocabulary
 from models.workloads import CHECKPOINTING, QUANTITY, Workload
 from provider_eval.errors import ConfigError
-from provider_eval import reference
+from provider_eval import progress, reference
 from provider_eval.paths import REFERENCE_DIR
 
 # Memory-fit keys (docs/workloads.md) and the polars type each is read as.
@@ -269,6 +269,7 @@ def qlora_base_problem(precision: str | None, wide_precisions: set[str]) -> str 
     return None
 
 
+@progress.timed("load")
 def load_workloads(file: Path, reference_dir: Path = REFERENCE_DIR) -> pl.DataFrame:
     """Parse and validate workloads.yaml; problems raise ConfigError naming the file, line and key."""
     config = validate(WorkloadsFile, load_yaml_with_lines(file), file,

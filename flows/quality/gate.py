@@ -8,7 +8,7 @@ from pathlib import Path
 from prefect import get_run_logger, task
 
 from flows.quality.suites import ROW_FAILURE_LIMIT_PCT, ROW_FAILURE_MIN_ROWS, Suite, all_suites
-from provider_eval import warehouse
+from provider_eval import progress, warehouse
 from provider_eval.errors import RefreshFailed
 
 # GX phones home and logs chattily unless told not to; the gate must print nothing on success.
@@ -156,6 +156,7 @@ def validate_marts(build_path: str, docs_dir: str) -> GateResult:
     return validate(Path(build_path), Path(docs_dir))
 
 
+@progress.timed("quality_gate")
 def quality_gate(build_path: str, docs_dir: str) -> str:
     """The refresh's gate: raise (so nothing is published) on a systemic failure; log row-level ones."""
     # Raised here in the flow, not inside the task, so a failed gate reads as one message rather

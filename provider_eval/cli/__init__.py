@@ -15,7 +15,6 @@ import typer  # noqa: E402
 from provider_eval import console_logs, exit_codes, output, quiet_exit  # noqa: E402
 from provider_eval.cli import (check_compat, check_fit, explain, inputs, rank, refresh, report, sql,  # noqa: E402
                                validate_host)
-from provider_eval.cli.rank import RANK_COLUMNS  # noqa: E402,F401 - bench/run.py times the rank query with it
 from provider_eval.cli.shared import err  # noqa: E402
 from provider_eval.errors import ProviderEvalError  # noqa: E402
 from provider_eval.exit_codes import ExitCode  # noqa: E402

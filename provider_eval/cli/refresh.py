@@ -36,7 +36,7 @@ def refresh(
     from flows.refresh import refresh as refresh_flow
     from flows.task_runners import make_task_runner
 
-    from flows import progress
+    from provider_eval import progress
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     console_logs.quiet_tracebacks()

@@ -10,7 +10,9 @@ import polars as pl
 
 from flows.ingest import names
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules, empty_quarantine
+from flows.ingest.adapters.base import FileContext, ParseResult
+from flows.ingest.adapters.quarantine import empty_quarantine
+from flows.ingest.adapters.row_rules import Rule, apply_rules
 from flows.ingest.adapters.run_record import LATENCY_COLUMNS, STARTED, RunRecord
 from models.benchmarks import BenchmarkRequest, BenchmarkRun
 

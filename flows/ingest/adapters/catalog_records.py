@@ -8,8 +8,9 @@ from decimal import Decimal
 
 import polars as pl
 
-from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, check_json_nesting,
-                                        empty_quarantine)
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.file_limits import check_json_nesting
+from flows.ingest.adapters.quarantine import empty_quarantine
 from flows.ingest import names
 from flows.ingest.adapters.fields import catalog_memory_gb
 from flows.ingest.adapters.json_text import read_text  # re-exported: the catalog adapters import it from here

@@ -5,7 +5,8 @@ import json
 
 import polars as pl
 
-from flows.ingest.adapters.base import FileContext, FileRejected, check_file_size, max_line_chars, read_utf8
+from flows.ingest.adapters.base import FileContext, FileRejected
+from flows.ingest.adapters.file_limits import check_file_size, max_line_chars, read_utf8
 
 ASCII_SPACE = " \t\r\n"
 # Stands in for a line over the cap so the csv reader never holds it; names the line and its length.

@@ -4,7 +4,7 @@ from functools import lru_cache
 import polars as pl
 
 from flows.ingest import names
-from flows.ingest.adapters.base import Rule
+from flows.ingest.adapters.row_rules import Rule
 from provider_eval import reference
 
 # A monthly price is per this many hours, a month-long term this long (conventions.csv, docs/cost-model.md).

@@ -1,8 +1,9 @@
 """Read a JSON document (or one JSON line) strictly: whole-file problems get a reason code."""
 import json
 
-from flows.ingest.adapters.base import (FileContext, FileRejected, LongLine, check_document_size, check_json_nesting,
-                                        read_capped_lines, read_utf8)
+from flows.ingest.adapters.base import FileContext, FileRejected
+from flows.ingest.adapters.file_limits import (LongLine, check_document_size, check_json_nesting, read_capped_lines,
+                                               read_utf8)
 
 
 class DuplicateKey(ValueError):
@@ -42,7 +43,7 @@ def _ends_early(exc: json.JSONDecodeError, text: str) -> bool:
 def read_text(ctx: FileContext, what: str = "JSON document") -> str:
     """The text of a file parsed whole; empty, non-UTF-8 or over-size files are rejected whole.
 
-    Over the document cap (base.check_document_size) is TOO_LARGE before a byte is read."""
+    Over the document cap (file_limits.check_document_size) is TOO_LARGE before a byte is read."""
     check_document_size(ctx, what)
     return read_utf8(ctx.path, ctx.original_name)
 
@@ -68,7 +69,7 @@ def read_document(ctx: FileContext):
 def read_lines(ctx: FileContext, is_result, what: str):
     """JSON Lines: (line number, object) for each good line, and (line, code, detail, text) for each bad one.
 
-    Lines are split on '\\n' only and read in chunks (base.read_capped_lines): a line over the record
+    Lines are split on '\\n' only and read in chunks (file_limits.read_capped_lines): a line over the record
     cap is LINE_TOO_LONG without being parsed. One bad line never hides the lines after it; only the
     last line can be TRUNCATED (a killed writer), any other unreadable line is JSON_MALFORMED."""
     good, bad = [], []

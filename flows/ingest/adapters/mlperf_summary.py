@@ -8,8 +8,8 @@ from pathlib import Path, PurePath
 
 from flows.ingest.adapters import bench_runs as br
 from flows.ingest.adapters import run_record as rr
-from flows.ingest.adapters.base import (DEFAULT_MAX_DOCUMENT_BYTES, FileContext, FileRejected, ParseResult,
-                                        check_json_nesting, physical_lines)
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.file_limits import DEFAULT_MAX_DOCUMENT_BYTES, check_json_nesting, physical_lines
 from flows.ingest.adapters.json_text import loads, read_text
 
 LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.+?)\s*$")

@@ -8,7 +8,8 @@ import json
 
 import polars as pl
 
-from flows.ingest.adapters.base import FileContext, ParseResult, empty_quarantine
+from flows.ingest.adapters.base import FileContext, ParseResult
+from flows.ingest.adapters.quarantine import empty_quarantine
 from flows.ingest.adapters.json_text import read_document
 from models.model_configs import ModelConfig
 

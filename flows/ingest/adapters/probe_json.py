@@ -14,7 +14,8 @@ from pathlib import Path
 import polars as pl
 
 from flows.ingest import names
-from flows.ingest.adapters.base import FileContext, ParseResult, empty_quarantine
+from flows.ingest.adapters.base import FileContext, ParseResult
+from flows.ingest.adapters.quarantine import empty_quarantine
 from flows.probe import sanitise
 
 EVIDENCE_SCHEMA = "provider-eval.validation/1"

@@ -6,8 +6,9 @@ turns raw rows into canonical quote observations and quarantine rows.
 import polars as pl
 
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import (FileContext, FileRejected, ParseResult, apply_rules,
-                                        empty_quarantine, quarantine_rows)
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.quarantine import empty_quarantine, quarantine_rows
+from flows.ingest.adapters.row_rules import apply_rules
 from flows.ingest.adapters.csv_text import read_csv_rows
 from flows.ingest.adapters.quote_columns import (
     BILLING_MODELS, COST_LINES, FILE_INDEX, FILE_NAME, FILE_SEEN_AT, FILE_SHA256, OFFER_KEY, OPTIONAL,

@@ -9,8 +9,9 @@ from decimal import Decimal
 import polars as pl
 import yaml
 
-from flows.ingest.adapters.base import (MAX_NESTING, QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult,
-                                        check_document_size, max_line_chars, read_utf8)
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.file_limits import MAX_NESTING, check_document_size, max_line_chars, read_utf8
+from flows.ingest.adapters.quarantine import QUARANTINE_COLUMNS
 from flows.ingest.adapters.quote_columns import OPTIONAL, REQUIRED
 from flows.ingest.adapters.quote_csv import parse_raw_quotes
 from flows.ingest.yaml_lines import AmbiguousScalar, load_yaml_with_lines

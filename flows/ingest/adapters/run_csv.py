@@ -2,7 +2,8 @@
 import polars as pl
 
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import FileContext, ParseResult, Rule, apply_rules
+from flows.ingest.adapters.base import FileContext, ParseResult
+from flows.ingest.adapters.row_rules import Rule, apply_rules
 from flows.ingest.adapters.bench_runs import with_contract_columns
 from flows.ingest.adapters.csv_text import read_csv_text
 from models import vocabulary

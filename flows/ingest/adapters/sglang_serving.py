@@ -3,7 +3,8 @@ import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
 from flows.ingest.adapters import run_record as rr
-from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.quarantine import QUARANTINE_COLUMNS
 from flows.ingest.adapters.json_text import read_lines
 from flows.ingest.adapters.vllm_serve import latency_stats, requests_frame
 

@@ -5,7 +5,9 @@ import polars as pl
 
 from flows.ingest.adapters import bench_runs as br
 from flows.ingest.adapters import run_record as rr
-from flows.ingest.adapters.base import QUARANTINE_COLUMNS, FileContext, FileRejected, LongLine, ParseResult, read_capped_lines
+from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.file_limits import LongLine, read_capped_lines
+from flows.ingest.adapters.quarantine import QUARANTINE_COLUMNS
 
 HEADER = re.compile(r"=+\s*Serving Benchmark Result\s*=+")
 END = re.compile(r"^=+\s*$")

@@ -15,8 +15,7 @@ with observations as (
 
 latest_times as (
     -- When each offer was last seen (dated observations first): an aggregate over narrow columns.
-    -- Ranking the wide history rows directly sorted all 10M of them (22 s at bench scale); only ties
-    -- are ranked below.
+    -- Ranking the wide history rows directly would sort every one of them; only ties are ranked below.
     select
         offer_option_id,
         bool_or(file_state = 'current') as is_listed_now,

@@ -1,0 +1,55 @@
+"""The bench's refreshes of the generated inputs: the first, an incremental one, and the full rebuild it is measured against."""
+import shutil
+import time
+from pathlib import Path
+
+
+def timed_refresh(gen: dict, published: Path, what: str, full: bool = False):
+    """Run the real refresh flow on the generated inputs with every stage timed: (state, clock, seconds)."""
+    from bench.timing import StageClock
+    from flows.refresh import refresh
+    from provider_eval.paths import SQL_DIR
+
+    clock = StageClock()
+    start = time.perf_counter()
+    with clock.attach():
+        state = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=str(published),
+                        sql_dir=str(SQL_DIR), full=full, return_state=True)
+    seconds = time.perf_counter() - start
+    if not state.is_completed():
+        raise SystemExit(f"bench: the {what} failed: {state.message}")
+    return state, clock, seconds
+
+
+def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float) -> dict:
+    """One new scrape file refreshed incrementally, then the same inputs rebuilt from nothing; same rows?"""
+    from bench.compare_warehouses import compare
+    from bench.synthetic import next_scrape
+
+    # A scheduled refresh: one new scrape file lands beside everything already staged.
+    new_file = next_scrape(gen["quote_files"][-1])
+    again, again_clock, incremental_s = timed_refresh(gen, published, "incremental refresh")
+    # The same final inputs rebuilt from nothing (`refresh --full`; staging cached as above): the
+    # anchor the incremental refresh is measured against.
+    incremental_copy = work / "incremental.duckdb"
+    shutil.copyfile(published, incremental_copy)
+    _, full_clock, full_s = timed_refresh(gen, published, "full rebuild", full=True)
+    Path(new_file).unlink()
+    # Same rows both ways: every public table, EXCEPT ALL in both directions.
+    differences = {t: d for t, d in compare(str(incremental_copy), str(published)).items() if d != (0, 0)}
+    return {
+        "incremental_refresh_seconds": round(incremental_s, 3),
+        "incremental_stages_seconds": {k: v["seconds"] for k, v in again_clock.report(1).items()},
+        "incremental_refresh_note": "the same inputs plus one new quote-csv scrape file; "
+                                    f"{again.result().rows_in:,} rows in (every landed file), one file staged, "
+                                    "built from a copy of the published warehouse",
+        # The copy of the published warehouse the incremental build starts from.
+        "incremental_copy_seconds": round(again_clock.wall("copy"), 3),
+        "incremental_sql_model_seconds": again_clock.slowest_models(),
+        "full_rebuild_seconds": round(full_s, 3),
+        "full_rebuild_stages_seconds": {k: v["seconds"] for k, v in full_clock.report(1).items()},
+        "incremental_ratio_vs_full": round(incremental_s / full_s, 3),
+        "incremental_ratio_vs_first_refresh": round(incremental_s / refresh_s, 3),
+        # Public tables whose rows differ between the incremental and the full build ({} = identical).
+        "incremental_vs_full_differences": differences,
+    }
