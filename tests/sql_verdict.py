@@ -5,7 +5,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from flows.probe import evidence
+from flows.probe import evidence, sanitise
 from provider_eval import validation_sql
 
 
@@ -19,6 +19,10 @@ class Check:
     measured: str | None
     expected: str | None
     source_of_rule: str
+
+    def text(self) -> str:
+        """The reason line validate-host prints."""
+        return f"{self.status.upper()} {self.check}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -36,10 +40,7 @@ def record(folder: Path, stdout: str | bytes | None, quote: dict, transport=(), 
     """An evidence record as validate-host writes it before deciding, with its raw probe output; its path."""
     raw = stdout.encode() if isinstance(stdout, str) else (stdout or b"")
     sha = evidence.store_raw_probe(folder, raw)
-    try:
-        doc = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
-        doc = None
+    doc, _ = sanitise.parse_probe_output(raw.decode("utf-8", "replace"))  # as validate-host reads it
     quote = {"offer_id": "o", "provider": "p", **quote}
     rec = evidence.new_record(evidence.validation_id("h", 22, quote["offer_id"], at.isoformat(), sha), "h", 22, "u",
                               quote, at.isoformat(), sha, doc if isinstance(doc, dict) else None, list(transport),
