@@ -233,7 +233,7 @@ def _record_facts(record: dict) -> dict:
 
 
 def _gpu_rows(probe: dict | None, validation_id: str, source_name: str, sha: str) -> list[dict]:
-    """One row per device the probe enumerated; PyTorch's devices when no tool listed any (as verdict.py reads it)."""
+    """One row per device the probe enumerated; PyTorch's devices when no tool listed any."""
     probe = probe if isinstance(probe, dict) else {}
     gpus, how = [g for g in probe.get("gpus") or [] if isinstance(g, dict)], "tools"
     torch = probe.get("torch") or {}

@@ -6,7 +6,7 @@ with catalog as (
 ),
 
 quoted as (
-    -- Only a decidable probe document is checked (verdict.py returns early otherwise).
+    -- Only a decidable probe document is checked (int_validation_run_checks says why another is not).
     select v.*, coalesce(c.vendor = 'NVIDIA', false) as nvidia_quote, c.memory_gb_marketed,
         c.source as catalog_source
     from {{ ref('stg_hardware_validations') }} as v
@@ -60,7 +60,7 @@ select
     list_sort(list_distinct(list_concat(q.compute_partitions, q.memory_partitions))) as probe_partition_modes,
     floor(q.memory_gb_marketed * 1e9 * conv.validation_vram_tolerance)::bigint as vram_floor_bytes,
     f.min_rocm_version, f.source as rocm_floor_source,
-    -- Versions compared as (major, minor, patch) lists, as verdict.py's tuples were.
+    -- Versions compared as (major, minor, patch) lists: 6.10 sorts after 6.9.
     case when regexp_matches(q.probe_rocm_version, '^\s*\d+\.\d+') then [regexp_extract(q.probe_rocm_version, '^\s*(\d+)', 1)::int, regexp_extract(q.probe_rocm_version, '^\s*\d+\.(\d+)', 1)::int,
         coalesce(nullif(regexp_extract(q.probe_rocm_version, '^\s*\d+\.\d+\.(\d+)', 1), ''), '0')::int] end as rocm_have,
     case when regexp_matches(f.min_rocm_version, '^\s*\d+\.\d+') then [regexp_extract(f.min_rocm_version, '^\s*(\d+)', 1)::int, regexp_extract(f.min_rocm_version, '^\s*\d+\.(\d+)', 1)::int,

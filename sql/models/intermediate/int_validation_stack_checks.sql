@@ -1,5 +1,6 @@
 -- One row per software stack check of every decidable validation (before numbering): the ROCm release
--- against the quoted GPU's floor, and the GPUs PyTorch sees against the devices the tools list.
+-- against the quoted GPU's floor, the GPUs PyTorch sees against the devices the tools list, and each
+-- GPU's gfx target against the ROCm release PyTorch was built with (rocm_gpu_targets).
 -- Ephemeral: a step of int_validation_checks (inlined there as a CTE); a table of its own would cost a
 -- dbt node per build for a few rows.
 {{ config(materialized='ephemeral') }}
@@ -27,7 +28,7 @@ select validation_id, 60, 0, 'rocm', 'note', null::varchar, null::varchar,
 from facts where nvidia_quote
 
 union all
--- visible_gpus (AMD quotes; NVIDIA's is recorded by verdict.py): PyTorch sees fewer devices than the
+-- visible_gpus (AMD quotes; NVIDIA's is in int_validation_nvidia_checks): PyTorch sees fewer devices than the
 -- tools list, e.g. a container given some of the node's GPUs. None at all: nothing can run.
 select validation_id, 64, 0, 'visible_gpus',
     case when torch_device_count = 0 then 'fail' else 'inconclusive' end,
