@@ -8,7 +8,9 @@ with the system Python: no virtualenv, no network. Writes into the folder given 
   probe_stderr.txt    its stderr
   provenance.json     when, where and with what it ran (date UTC, hostname, nvidia-smi banner, driver,
                       CUDA, torch, Python), the command, its duration and the stdout's sha256
-  verdict.json        the verdict against the quote given (or the GPUs found) and every reason
+  validations/        the run as a validate-host evidence record + its raw probe output (probe-json)
+  verdict.json        the SQL verdict on that record (provider_eval/validation_sql.py, the warehouse's
+                      models) against the quote given (or the GPUs found) and every reason
   summary.txt         the same verdict as the lines validate-host prints
 
 Exit status (provider_eval/exit_codes.py): 0 pass, 1 fail, 3 inconclusive, including "no GPU found".
@@ -23,13 +25,12 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from flows.probe import sanitise, verdict  # noqa: E402  (stdlib-only modules of this project)
+from flows.probe import evidence, sanitise, verdict  # noqa: E402  (stdlib-only modules of this project)
 from provider_eval.exit_codes import ExitCode  # noqa: E402
 
 PROBE = ROOT / "flows" / "probe" / "probe.py"
@@ -113,6 +114,23 @@ def provenance(probe: dict | None, argv: list[str], started_at: str, seconds: fl
     }
 
 
+def sql_verdict(out: Path, probe: dict, quote: dict, transport: list[str], raw: bytes, at: str) -> dict:
+    """Record the run as validate-host does and decide it with the warehouse's SQL (needs duckdb: the project's venv)."""
+    directory = out / "validations"
+    sha = evidence.store_raw_probe(directory, raw)
+    record = evidence.new_record(evidence.validation_id("localhost", 0, quote["offer_id"], at, sha), "localhost", 0,
+                                 "device-check", quote, at, sha, probe, transport, [])
+    path = evidence.write_record(directory, record)
+    try:
+        from provider_eval import validation_sql
+    except ImportError as exc:  # a bare machine's system Python: the evidence is kept, decided later
+        return {"verdict": "inconclusive", "quote": quote, "evidence_path": str(path),
+                "reasons": [f"INCONCLUSIVE sql: not decided here ({exc}); run provider_eval.validation_sql.decide on {path}"]}
+    decided = validation_sql.decide(path)
+    return {"verdict": decided.verdict, "quote": quote, "reasons": decided.reasons, "checks": decided.checks,
+            "evidence_path": str(path)}
+
+
 def _git_commit() -> str | None:
     try:
         done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
@@ -154,9 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         record = {"verdict": "inconclusive", "quote": None, "reasons": [f"INCONCLUSIVE gpu: {why}"],
                   "findings": [f.get("code") for f in probe.get("findings") or []]}
     else:
-        decided = verdict.decide(probe, quote, ref, transport, problems)
-        record = {"verdict": decided.verdict, "quote": quote, "reasons": [r.text() for r in decided.reasons],
-                  "checks": [asdict(r) for r in decided.reasons], "measured": decided.measured}
+        record = sql_verdict(out, probe, quote, transport, stdout, started_at)
     (out / "verdict.json").write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     summary = [f"device-check: {record['verdict'].upper()}"
                + (f" against {quote['gpu_model']} x {quote['gpus_per_node']}" if quote else ""), *record["reasons"],

@@ -24,6 +24,7 @@ class HardwareValidation(Lineage):
     quoted_gpu_count: pl.Int64 = pa.Field(nullable=True)
     # The quote's `virtualisation` when validated (records before it was kept have none).
     quoted_virtualisation: str = pa.Field(nullable=True, isin=["bare_metal", "passthrough", "partitioned"])
+    transport_problems: pl.List(pl.String) = pa.Field(nullable=True)
     findings: pl.List(pl.String) = pa.Field(nullable=True)
     host_key_fingerprint: str = pa.Field(nullable=True)
     probe_sha256: str = pa.Field(nullable=True)
@@ -58,6 +59,25 @@ class HardwareValidation(Lineage):
     probe_gemm_bf16_8192_text: str = pa.Field(nullable=True)
     probe_hbm_copy_text: str = pa.Field(nullable=True)
     gpu_source: str = pa.Field(nullable=True)
+    # Whether the raw probe output (validations/probes/<sha256>.json) was there to decide on.
+    probe_output_landed: pl.Boolean
+    nvidia_driver_version: str = pa.Field(nullable=True)
+    cuda_driver_version: str = pa.Field(nullable=True)
+    nvcc_cuda_version: str = pa.Field(nullable=True)
+    rccl_busbw_gbps: pl.Float64 = pa.Field(nullable=True)
+    rccl_busbw_text: str = pa.Field(nullable=True)
+    rccl_gpus: pl.Int64 = pa.Field(nullable=True, ge=0)
+    rccl_message_bytes: pl.Int64 = pa.Field(nullable=True, ge=0)
+    rccl_timed_out: pl.Boolean = pa.Field(nullable=True)
+    rvs_gst_conf: str = pa.Field(nullable=True)
+    rvs_gst_results: pl.Int64 = pa.Field(nullable=True, ge=0)
+    rvs_gst_missed: pl.Int64 = pa.Field(nullable=True, ge=0)
+    rvs_gst_missed_gflops: pl.Int64 = pa.Field(nullable=True)
+    rvs_gst_missed_target_gflops: pl.Int64 = pa.Field(nullable=True)
+    workload_template: str = pa.Field(nullable=True)
+    workload_skipped: pl.Boolean = pa.Field(nullable=True)
+    workload_problem: str = pa.Field(nullable=True)
+    workload_result_format: str = pa.Field(nullable=True)
     evidence_path: str
 
     class Config:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flows.probe import probe
-from flows.probe.verdict import Reference, decide
+from tests.sql_verdict import decide
 from tests import fake_host
 
 OUT = Path(__file__).parent / "fixtures" / "probe_outputs"
@@ -122,30 +122,32 @@ def test_probe_on_this_machine_reports_no_gpu_not_a_crash():
     assert doc["schema_version"] == probe.SCHEMA_VERSION
     assert "NO_GPU_VISIBLE" in {f["code"] for f in doc["findings"]}
     assert doc["host"]["kernel_release"] and doc["host"]["os_id"]
-    assert decide(doc, MI300X_1, Reference.load()).verdict == "fail"
+    assert decide(doc, MI300X_1).verdict == "fail"
 
 
 def test_probe_v26_duplicated_documents(tmp_path):
     doc = run_probe_locally(fake_host.mi300x_host(tmp_path, v26=True, duplicated=True))
     assert [g["pci_device_id"] for g in doc["gpus"]] == ["0x74a1"] * 8
     assert doc["rocm"]["version_file"] == "6.2.3-116" and doc["rocm"]["amdgpu_driver_kind"] == "dkms"
-    result = decide(doc, MI300X_8, Reference.load())
+    result = decide(doc, MI300X_8)
     assert result.verdict == "pass", [r.text() for r in result.reasons]
 
 
 def test_probe_vf_device_is_an_mi300x_with_a_finding(tmp_path):
     doc = run_probe_locally(fake_host.mi300x_host(tmp_path, count=1, device_id="0x74b5"))
     assert "SRIOV_VF" in {f["code"] for f in doc["findings"]}
-    assert decide(doc, MI300X_1, Reference.load()).verdict == "pass"
+    assert decide(doc, MI300X_1).verdict == "pass"
 
 
 def test_probe_cpx_partitions_are_not_extra_gpus(tmp_path):
     doc = run_probe_locally(fake_host.cpx_host(tmp_path))
     assert doc["partition"] == {"compute": ["CPX"], "memory": ["NPS4"]}
-    result = decide(doc, MI300X_1, Reference.load())
-    assert result.measured["gpu_count"] == 1 and result.measured["logical_device_count"] == 8
+    result = decide(doc, MI300X_1)
+    measured = {r.check: r.measured for r in result.reasons}
+    assert measured["gpu_count"] == "1" and measured["partition"] == "CPX, NPS4; 8 logical device(s)"
     assert result.verdict == "inconclusive"
-    assert any(r.check == "partition" for r in result.reasons)
+    assert [r.text() for r in result.reasons if r.check == "partition"] == [
+        "INCONCLUSIVE partition: GPUs are partitioned (CPX, NPS4, 8 logical devices on 1 GPU(s)); benchmarks assume SPX/NPS1"]
 
 
 def test_probe_falls_back_to_rocminfo_and_flags_missing_iommu_pt(tmp_path):
@@ -170,7 +172,7 @@ def test_a_hanging_tool_is_killed_at_its_deadline(tmp_path):
     doc = run_probe_locally(env, timeout=60)
     assert time.monotonic() - started < 30
     assert "TOOL_TIMED_OUT" in {f["code"] for f in doc["findings"]}
-    assert decide(doc, MI300X_8, Reference.load()).verdict in ("fail", "inconclusive")
+    assert decide(doc, MI300X_8).verdict in ("fail", "inconclusive")
 
 
 # --- verdict rules ----------------------------------------------------------------------------
@@ -181,7 +183,7 @@ def test_rocm_64_on_mi355x_fails_the_rocm_floor(tmp_path):
     env = fake_host.build_host(tmp_path, fake_host.amd_smi_outputs(records, v26=True), rocm_version="6.4.0")
     doc = run_probe_locally(env)
     quote = {"offer_id": "o", "provider": "p", "gpu_model": "MI355X", "gpus_per_node": 1}
-    result = decide(doc, quote, Reference.load())
+    result = decide(doc, quote)
     assert result.verdict == "fail"
     assert [r.status for r in result.reasons if r.check == "rocm"] == ["fail"]
     assert [r.status for r in result.reasons if r.check == "gpu_model"] == ["pass"]
@@ -192,7 +194,7 @@ def test_nvidia_torch_means_not_amd():
            "torch": {"importable": True, "hip": None, "cuda": "12.8", "device_count": 1,
                      "devices": [{"index": 0, "name": "NVIDIA H200", "gcn_arch_name": None}]},
            "findings": [{"code": "NOT_AMD", "message": "PyTorch is a CUDA build", "evidence": ""}]}
-    result = decide(doc, MI300X_1, Reference.load())
+    result = decide(doc, MI300X_1)
     assert result.verdict == "fail" and any("NOT_AMD" in r.check for r in result.reasons)
 
 
@@ -200,7 +202,7 @@ def test_nvidia_torch_means_not_amd():
 def test_bf16_gemm_floor_from_acceptance_thresholds(tmp_path, gemm, verdict):
     doc = run_probe_locally(fake_host.mi300x_host(tmp_path))
     doc["torch"].update(gemm_bf16_8192_tflops=gemm, hbm_copy_gbps=4600.0)
-    assert decide(doc, MI300X_8, Reference.load()).verdict == verdict
+    assert decide(doc, MI300X_8).verdict == verdict
 
 
 def test_torch_child_is_valid_python_and_reports_missing_torch():
@@ -223,27 +225,27 @@ def test_deep_checks_run_when_installed_and_asked(tmp_path):
     doc = run_probe_locally(env, "--deep")
     assert doc["deep"]["rccl_allreduce"]["busbw_in_place_gbps"] == 367.51
     assert doc["deep"]["rvs_gst"]["conf"] == "MI300X/gst_single.conf"
-    result = decide(doc, MI300X_8, Reference.load())
+    result = decide(doc, MI300X_8)
     assert {(r.check, r.status) for r in result.reasons} >= {("rccl_allreduce_8gpu", "pass"), ("rvs_gst", "pass")}
     doc["deep"]["rvs_gst"]["results"][0]["met"] = False
-    assert decide(doc, MI300X_8, Reference.load()).verdict == "fail"
+    assert decide(doc, MI300X_8).verdict == "fail"
     assert run_probe_locally(env)["deep"] == {}  # not asked: not run
 
 
 def test_missing_probe_document_is_inconclusive():
-    assert decide(None, MI300X_8, Reference.load(), ["timed out"]).verdict == "inconclusive"
+    assert decide(None, MI300X_8, ["timed out"]).verdict == "inconclusive"
 
 
 def test_marketing_name_is_read_by_the_shared_resolver_but_never_the_identity():
     """A board whose tools name another model than its PCI id: a note, the PCI id decides."""
     gpu = {"index": 0, "pci_device_id": "0x74a1", "gfx_target": "gfx942", "vram_bytes": 206141652992}
     doc = {"schema_version": probe.SCHEMA_VERSION, "gpus": [{**gpu, "market_name": "AMD Instinct MI325X"}]}
-    result = decide(doc, MI300X_1, Reference.load())
+    result = decide(doc, MI300X_1)
     notes = [r.message for r in result.reasons if r.check == "gpu_model" and r.status == "note"]
     assert notes == ["the tools' marketing name reads as MI325X; the PCI device id / gfx target says MI300X"]
     assert any(r.check == "gpu_model" and r.status == "pass" for r in result.reasons)
     # Names that resolve to the same model (amd-smi 'MI300X-O', rocm-smi '… OAM', a VF) say nothing more.
     for name in ("MI300X-O", "AMD Instinct MI300X OAM", "AMD Instinct MI300X VF"):
         doc["gpus"] = [{**gpu, "market_name": name}]
-        assert not [r for r in decide(doc, MI300X_1, Reference.load()).reasons if r.status == "note"
+        assert not [r for r in decide(doc, MI300X_1).reasons if r.status == "note"
                     and r.check == "gpu_model"]

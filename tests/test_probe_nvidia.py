@@ -12,7 +12,8 @@ import pytest
 
 from flows.ingest import names
 from flows.probe import probe, sanitise
-from flows.probe.verdict import NVIDIA, Reference, decide
+from flows.probe.verdict import NVIDIA, Reference
+from tests.sql_verdict import decide
 from provider_eval.exit_codes import ExitCode
 from provider_eval.paths import PROJECT_ROOT, REFERENCE_DIR
 from tests import fake_host
@@ -99,7 +100,7 @@ def test_probe_reads_an_nvidia_node(tmp_path):
 def test_old_driver_without_the_newer_fields_still_identifies(tmp_path):
     doc = run_probe(fake_host.nvidia_host(tmp_path, count=1, extra_fields_supported=False))
     assert doc["gpus"][0]["market_name"] == "NVIDIA H100 80GB HBM3" and doc["gpus"][0]["ecc_uncorrected_volatile"] is None
-    result = decide(doc, {**H100_8, "gpus_per_node": 1}, Reference.load())
+    result = decide(doc, {**H100_8, "gpus_per_node": 1})
     assert result.verdict == "pass" and "ecc" not in statuses(result)
 
 
@@ -112,25 +113,26 @@ def test_a_broken_driver_is_a_named_failure(tmp_path, message, code):
     doc = run_probe(fake_host.build_host(tmp_path, None, rocm_version="", dkms_version=None,
                                          extra_tools={"nvidia-smi": message + "\n"}))
     assert {code, "NO_GPU_VISIBLE"} <= {f["code"] for f in doc["findings"]}
-    result = decide(doc, H100_8, Reference.load())
+    result = decide(doc, H100_8)
     assert result.verdict == "fail" and statuses(result)[f"finding {code}"] == "fail"
 
 
 # --- verdict rules ----------------------------------------------------------------------------
 
 def test_pass_against_the_quote_and_rocm_checks_not_applicable(tmp_path):
-    result = decide(run_probe(fake_host.nvidia_host(tmp_path)), H100_8, Reference.load())
+    result = decide(run_probe(fake_host.nvidia_host(tmp_path)), H100_8)
     assert result.verdict == "pass", [r.text() for r in result.reasons]
     got = statuses(result)
     assert got["gpu_model"] == got["gpu_count"] == got["vram"] == got["ecc"] == "pass"
     for check in ("rocm", "links", "software_stack"):
         assert got[check] == "note"
         assert next(r.message for r in result.reasons if r.check == check).startswith("not applicable")
-    assert result.measured["gpu_models"] == ["H100 SXM"] and result.measured["nvidia_driver_version"] == "565.57.01"
+    measured = {r.check: r.measured for r in result.reasons}
+    assert measured["gpu_model"] == "H100 SXM" and measured["nvidia_stack"].startswith("driver 565.57.01, CUDA (driver) 12.7")
 
 
 def test_an_h100_node_sold_as_h200_fails_on_model_and_memory(tmp_path):
-    result = decide(run_probe(fake_host.nvidia_host(tmp_path)), H200_8, Reference.load())
+    result = decide(run_probe(fake_host.nvidia_host(tmp_path)), H200_8)
     assert result.verdict == "fail"
     texts = [r.text() for r in result.reasons]
     assert "FAIL gpu_model: quote says H200, host has H100 SXM" in texts
@@ -138,7 +140,7 @@ def test_an_h100_node_sold_as_h200_fails_on_model_and_memory(tmp_path):
 
 
 def test_an_nvidia_node_quoted_as_amd_fails_and_amd_quote_keeps_its_rules(tmp_path):
-    result = decide(run_probe(fake_host.nvidia_host(tmp_path)), MI300X_8, Reference.load())
+    result = decide(run_probe(fake_host.nvidia_host(tmp_path)), MI300X_8)
     assert result.verdict == "fail" and statuses(result)["gpu_model"] == "fail"
 
 
@@ -149,10 +151,10 @@ def test_not_amd_finding_does_not_fail_an_nvidia_quote():
                      "devices": [{"index": 0, "name": "NVIDIA H200", "gcn_arch_name": None,
                                   "total_memory_bytes": 143771 * 1024 * 1024}]},
            "findings": [{"code": "NOT_AMD", "message": "PyTorch is a CUDA build", "evidence": ""}]}
-    result = decide(doc, {**H200_8, "gpus_per_node": 1}, Reference.load())
+    result = decide(doc, {**H200_8, "gpus_per_node": 1})
     assert statuses(result)["finding NOT_AMD"] == "note" and statuses(result)["gpu_model"] == "pass"
     assert result.verdict == "pass", [r.text() for r in result.reasons]
-    assert decide(doc, {**MI300X_8, "gpus_per_node": 1}, Reference.load()).verdict == "fail"
+    assert decide(doc, {**MI300X_8, "gpus_per_node": 1}).verdict == "fail"
 
 
 @pytest.mark.parametrize("seen, status", [(8, None), (4, "inconclusive"), (0, "fail")])
@@ -160,26 +162,27 @@ def test_gpus_installed_vs_usable_from_pytorch(tmp_path, seen, status):
     doc = run_probe(fake_host.nvidia_host(tmp_path))
     doc["torch"] = {"importable": True, "cuda": "12.8", "hip": None, "available": bool(seen), "device_count": seen,
                     "devices": []}
-    assert statuses(decide(doc, H100_8, Reference.load())).get("visible_gpus") == status
+    assert statuses(decide(doc, H100_8)).get("visible_gpus") == status
 
 
 def test_uncorrected_ecc_errors_fail(tmp_path):
-    result = decide(run_probe(fake_host.nvidia_host(tmp_path, ecc_uncorrected=3)), H100_8, Reference.load())
+    result = decide(run_probe(fake_host.nvidia_host(tmp_path, ecc_uncorrected=3)), H100_8)
     assert result.verdict == "fail" and statuses(result)["ecc"] == "fail"
 
 
 def test_mig_enabled_is_inconclusive(tmp_path):
-    result = decide(run_probe(fake_host.nvidia_host(tmp_path, mig="Enabled")), H100_8, Reference.load())
+    result = decide(run_probe(fake_host.nvidia_host(tmp_path, mig="Enabled")), H100_8)
     assert result.verdict == "inconclusive" and statuses(result)["partition"] == "inconclusive"
 
 
 def test_a_board_the_catalog_does_not_have_is_not_the_quoted_model(tmp_path):
-    result = decide(run_probe(fake_host.nvidia_host(tmp_path, name="NVIDIA H100 NVL")), H100_8, Reference.load())
-    assert result.verdict == "fail" and result.measured["gpu_models"][0].startswith("unknown (nvidia-smi name")
+    result = decide(run_probe(fake_host.nvidia_host(tmp_path, name="NVIDIA H100 NVL")), H100_8)
+    model = next(r for r in result.reasons if r.check == "gpu_model")
+    assert result.verdict == "fail" and model.measured.startswith("unknown (nvidia-smi name")
 
 
 def test_a_family_name_is_inconclusive_not_a_guess(tmp_path):
-    result = decide(run_probe(fake_host.nvidia_host(tmp_path, name="NVIDIA H100")), H100_8, Reference.load())
+    result = decide(run_probe(fake_host.nvidia_host(tmp_path, name="NVIDIA H100")), H100_8)
     assert statuses(result)["gpu_model"] == "inconclusive" and result.verdict == "inconclusive"
 
 
@@ -187,7 +190,7 @@ def test_a_family_name_is_inconclusive_not_a_guess(tmp_path):
 def test_micro_benchmarks_against_the_nvidia_floors(tmp_path, gemm, hbm, verdict):
     doc = run_probe(fake_host.nvidia_host(tmp_path))
     doc["torch"].update(gemm_bf16_8192_tflops=gemm, hbm_copy_gbps=hbm)
-    assert decide(doc, H100_8, Reference.load()).verdict == verdict
+    assert decide(doc, H100_8).verdict == verdict
 
 
 def test_nvidia_floors_are_the_documented_fraction_of_the_catalog_datasheet_figures():
@@ -232,7 +235,7 @@ def test_real_capture_identity_memory_and_benchmarks_vs_the_datasheet(tmp_path, 
     marketed = float(catalog["memory_gb_marketed"]) * 1e9
     assert all(marketed <= g["vram_bytes"] <= marketed * 1.10 for g in gpus), [g["vram_bytes"] for g in gpus]
     quote = {"offer_id": "c", "provider": "c", "gpu_model": expected, "gpus_per_node": len(gpus)}
-    result = decide(doc, quote, ref)
+    result = decide(doc, quote)
     assert result.verdict in ("pass", "inconclusive") and statuses(result)["gpu_model"] == "pass"
     torch = doc.get("torch") or {}
     for field, peak, fraction in (("gemm_bf16_8192_tflops", float(catalog["bf16_dense_tflops"]), GEMM_FRACTION),

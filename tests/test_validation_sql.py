@@ -1,54 +1,40 @@
 """The SQL verdict (int_validation_checks / int_validation_verdicts) on real probe output from the fake hosts.
 
 Each scenario runs the real probe script against a fake host built from captured tool outputs, records
-the validation as validate-host does, lands it through the probe-json adapter and decides it in SQL
-(provider_eval.validation_sql, the models the refresh builds). The SQL must reach the verdict and the
-per-check outcomes that validate-host's Python rules reached on the same document.
+the validation as validate-host does (before its verdict), lands it through the probe-json adapter and
+decides it in SQL (provider_eval.validation_sql, the models the refresh builds).
 """
-import datetime as dt
 import json
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from flows.ingest.adapters import probe_json
 from flows.ingest.adapters.base import FileContext
-from flows.probe import evidence, probe, sanitise, verdict
+from flows.probe import probe
 from provider_eval import validation_sql
 from tests import fake_host
+from tests.sql_verdict import decide
 
 PROBE = Path(probe.__file__)
-# The checks decided in SQL (the rest are carried from the record).
-SQL_CHECKS = {"gpu_model", "gpu_count", "vram", "rocm", "links", "gemm_bf16_8192", "hbm_copy"}
+VALIDATIONS = Path(__file__).parent / "fixtures" / "validations"
 
 
-def probe_stdout(env: dict) -> str:
-    done = subprocess.run([sys.executable, str(PROBE), "--no-bench"], env=fake_host.env_for(env),
+def probe_stdout(env: dict, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(PROBE), "--no-bench", *args], env=fake_host.env_for(env),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 def record(folder: Path, stdout: str, model: str, count: int, virtualisation: str | None = None) -> tuple[Path, dict]:
-    """An evidence record as validate-host writes it (same schema, Python verdict), and its path."""
-    quote = {"offer_id": f"o-{model}-{count}", "provider": "p", "gpu_model": model, "gpus_per_node": count,
-             "virtualisation": virtualisation}
-    doc, problems = sanitise.parse_probe_output(stdout)
-    decided = verdict.decide(doc, quote, verdict.Reference.load(), [], problems)
-    sha = evidence.store_raw_probe(folder, stdout.encode())
-    at = dt.datetime(2026, 11, 30, 12, tzinfo=dt.timezone.utc).isoformat()
-    rec = {"schema_version": evidence.EVIDENCE_SCHEMA, "validation_id": evidence.validation_id("h", 22, quote["offer_id"], at, sha),
-           "host": "h", "port": 22, "user": "u", "offer_id": quote["offer_id"], "provider": "p",
-           "quoted_gpu_model": model, "quoted_gpu_count": count, "quoted_virtualisation": virtualisation,
-           "verdict": decided.verdict,
-           "reasons": [r.text() for r in decided.reasons], "checks": [asdict(r) for r in decided.reasons],
-           "measured": decided.measured, "findings": [f["code"] for f in (doc or {}).get("findings") or []],
-           "validated_at": at, "host_key_fingerprint": "SHA256:x", "probe_sha256": sha,
-           "probe_schema_version": (doc or {}).get("schema_version"), "remote_exit_status": 0, "workload": None}
-    return evidence.write_record(folder, rec), rec
+    """An evidence record as validate-host writes it before deciding, and the record."""
+    from tests.sql_verdict import record as new_record
+    path = new_record(folder, stdout, {"offer_id": f"o-{model}-{count}", "gpu_model": model, "gpus_per_node": count,
+                                       "virtualisation": virtualisation})
+    return path, json.loads(path.read_text(encoding="utf-8"))
 
 
 SCENARIOS = {
@@ -65,30 +51,35 @@ SCENARIOS = {
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_sql_verdict_agrees_with_the_recorded_one(name, tmp_path):
+def test_the_sql_verdict_of_each_scenario(name, tmp_path):
     build, model, count, expected = SCENARIOS[name]
-    path, rec = record(tmp_path / "validations", probe_stdout(build(tmp_path / "host")), model, count)
+    path, _ = record(tmp_path / "validations", probe_stdout(build(tmp_path / "host")), model, count)
     got = validation_sql.decide(path)
-    if expected:
-        assert rec["verdict"] == expected, rec["reasons"]
-    assert got.verdict == rec["verdict"], (got.reasons, rec["reasons"])
-    decided = {(c["check_name"], c["status"], c["message"]) for c in got.checks if c["check_name"] in SQL_CHECKS
-               or c["check_name"].startswith("finding ")}
-    python = {(c["check"], c["status"], c["message"]) for c in rec["checks"] if c["check"] in SQL_CHECKS
-              or c["check"].startswith("finding ")}
-    assert decided == python
-    # Every SQL-decided check names its rule's source; the carried ones say they were recorded.
-    assert all(c["source_of_rule"] for c in got.checks)
-    assert sorted(got.reasons) == sorted(rec["reasons"])
+    assert got.verdict == (expected or "pass"), got.reasons
+    # Every check names its rule's source; none is carried from Python (no software_stack in these records).
+    assert all(c["source_of_rule"] and not c["source_of_rule"].startswith("recorded") for c in got.checks)
+    assert got.reasons == [f"{c['status'].upper()} {c['check_name']}: {c['message']}" for c in got.checks]
 
 
 def test_a_record_without_its_probe_output_is_decided_from_what_was_recorded(tmp_path):
-    path, rec = record(tmp_path / "validations", probe_stdout(fake_host.mi300x_host(tmp_path / "host", count=6)), "MI300X", 8)
-    (tmp_path / "validations" / "probes" / f"{rec['probe_sha256']}.json").unlink()
+    """The bundled record (decided before the checks moved to SQL): its probe output gone, the recorded reasons stand."""
+    folder = tmp_path / "validations"
+    (folder / "probes").mkdir(parents=True)
+    path = folder / "val-2cae4f97d4ac7fec.json"
+    rec = json.loads((VALIDATIONS / path.name).read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**rec, "verdict": "fail", "reasons": ["INCONCLUSIVE transport: cut", "FAIL gpu_count: 6 of 8"]}))
     got = validation_sql.decide(path)
-    # No probe facts to decide on: the recorded checks stand as recorded, each saying so.
-    assert got.verdict == rec["verdict"] == "fail" and sorted(got.reasons) == sorted(rec["reasons"])
-    assert {c["source_of_rule"] for c in got.checks} == {"recorded by validate-host (flows/probe/verdict.py, flows/probe/validate.py)"}
+    assert got.verdict == "fail" and got.reasons == ["INCONCLUSIVE transport: cut", "FAIL gpu_count: 6 of 8"]
+    assert [c["source_of_rule"].split(" (")[0] for c in got.checks] == [
+        "project rule", "recorded by validate-host"]
+
+
+def test_the_bundled_record_decides_as_it_did(tmp_path):
+    """A record written before the move (no transport_problems field, Python's reasons): same verdict and reasons."""
+    path = VALIDATIONS / "val-2cae4f97d4ac7fec.json"
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    got = validation_sql.decide(path)
+    assert got.verdict == rec["verdict"] == "pass" and sorted(got.reasons) == sorted(rec["reasons"])
 
 
 def test_bad_records_are_one_quarantined_row_each_with_every_bad_field(tmp_path):
@@ -127,12 +118,11 @@ def test_a_virtual_function_sold_as_bare_metal_fails(tmp_path, device_id, stated
     got = validation_sql.decide(path)
     checks = {c["check_name"]: c for c in got.checks}
     if expected is None:
-        assert "virtualisation" not in checks and got.verdict == rec["verdict"]
+        assert "virtualisation" not in checks and got.verdict == "pass"  # the SRIOV_VF finding stays a note
         return
     assert (checks["virtualisation"]["status"], checks["virtualisation"]["message"]) == expected
     assert checks["virtualisation"]["source_of_rule"].startswith("the quote (offers.virtualisation); gpus.csv")
-    # The Python rules never knew the quote's virtualisation: here the SQL decides more than was recorded.
-    assert got.verdict == ("fail" if expected[0] == "fail" else rec["verdict"])
+    assert got.verdict == expected[0]
 
 
 FIXTURES = Path(__file__).parent / "fixtures" / "probe_outputs"
@@ -154,4 +144,113 @@ def test_pytorch_seeing_fewer_gpus_than_the_tools_is_inconclusive(tmp_path):
     assert [(c["status"], c["message"]) for c in visible] == [
         ("inconclusive", "PyTorch (torch 2.3.0a0+gitd2f9472) sees 2 of the 8 device(s) amd-smi lists")]
     assert (visible[0]["measured"], visible[0]["expected"]) == ("2", "8")
-    assert got.verdict == "inconclusive" and rec["verdict"] == "pass"  # the Python rules had no such check
+    assert got.verdict == "inconclusive"
+
+
+# PyTorch on ROCm as captured: capture (1) of pytorch_device_reporting_MI300X.txt (ROCm/ROCm issue #4203).
+HIP_62 = "6.2.41133-dd7f95766"
+
+
+def test_capture_torch_hip_release_is_the_one_the_check_reads():
+    capture = (FIXTURES / "pytorch_device_reporting_MI300X.txt").read_text(encoding="utf-8")
+    assert f"torch=2.6.0a0+gitd6a066e, hip={HIP_62}" in capture and "gcnArchName='gfx942:sramecc+:xnack-'" in capture
+
+
+@pytest.mark.parametrize("host, quote, status, message", [
+    # An 8 x MI300X (gfx942) node running that build: ROCm 6.2 lists gfx942.
+    (lambda root: fake_host.mi300x_host(root), {"gpu_model": "MI300X", "gpus_per_node": 8}, "pass",
+     f"PyTorch was built with HIP {HIP_62} (ROCm 6.2), which lists gfx942"),
+    # The same build on an MI355X (gfx950): ROCm 6.2 does not list gfx950 (first listed with 7.0.0).
+    (lambda root: fake_host.build_host(root, fake_host.amd_smi_outputs([fake_host.static_record(
+        0, "0000:05:00.0", device_id="0x75a3", market="AMD Instinct MI355X", gfx="gfx950",
+        vram={"size": {"value": 294896, "unit": "MB"}})], v26=True), rocm_version="7.0.0"),
+     {"gpu_model": "MI355X", "gpus_per_node": 1}, "fail",
+     f"PyTorch was built with HIP {HIP_62} (ROCm 6.2), which does not list gfx950: the build has no kernels for this GPU"),
+])
+def test_gfx_target_against_the_rocm_release_pytorch_was_built_with(tmp_path, host, quote, status, message):
+    doc = json.loads(probe_stdout(host(tmp_path / "host")))
+    doc["torch"] = {**doc["torch"], "importable": True, "version": "2.6.0a0+gitd6a066e", "hip": HIP_62, "cuda": None,
+                    "device_count": quote["gpus_per_node"]}
+    got = decide(doc, quote)
+    target = [r for r in got.reasons if r.check == "gfx_target"]
+    assert [(r.status, r.message) for r in target] == [(status, message)]
+    assert target[0].source_of_rule.startswith("rocm_gpu_targets.csv")
+    assert got.verdict == ("fail" if status == "fail" else "pass")
+
+
+def test_a_hip_release_the_matrix_does_not_list_is_a_note(tmp_path):
+    doc = json.loads(probe_stdout(fake_host.mi300x_host(tmp_path / "host")))
+    doc["torch"] = {**doc["torch"], "importable": True, "hip": "5.7.31921", "device_count": 8}
+    target = [r for r in decide(doc, {"gpu_model": "MI300X", "gpus_per_node": 8}).reasons if r.check == "gfx_target"]
+    assert [r.status for r in target] == ["note"] and "5.7 is not in rocm_gpu_targets.csv" in target[0].message
+
+
+RCCL = (FIXTURES / "rvs_rccl_outputs_system-acceptance-docs.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("busbw, quoted, check, status", [
+    (None, 8, "rccl_allreduce_8gpu", "pass"),        # the captured 367.51 GB/s at 8 GiB vs MI300X's 304
+    (250.0, 8, "rccl_allreduce_8gpu", "fail"),       # the same run, a host 18 % under the floor
+    ("fast", 8, "rccl_allreduce", "inconclusive"),   # not a number
+])
+def test_rccl_all_reduce_against_the_8_gpu_floor(tmp_path, busbw, quoted, check, status):
+    env = fake_host.mi300x_host(tmp_path / "host", extra_tools={"all_reduce_perf": RCCL, "rvs": RCCL})
+    doc = json.loads(probe_stdout(env, "--deep"))
+    assert doc["deep"]["rccl_allreduce"] == {"message_bytes": 8589934592, "busbw_in_place_gbps": 367.51, "gpus": 8,
+                                             "timed_out": False}
+    if busbw is not None:
+        doc["deep"]["rccl_allreduce"]["busbw_in_place_gbps"] = busbw
+    got = decide(doc, {"gpu_model": "MI300X", "gpus_per_node": quoted})
+    rccl = [r for r in got.reasons if r.check.startswith("rccl")]
+    assert [(r.check, r.status) for r in rccl] == [(check, status)]
+    if status != "inconclusive":
+        assert rccl[0].expected == ">= 304 GB/s" and "system-acceptance-docs" in rccl[0].source_of_rule
+    assert ("rvs_gst", "pass") in {(r.check, r.status) for r in got.reasons}
+
+
+def test_rccl_on_fewer_gpus_than_the_floor_is_a_note_and_a_timeout_is_inconclusive(tmp_path):
+    env = fake_host.mi300x_host(tmp_path / "host", count=4, extra_tools={"all_reduce_perf": RCCL})
+    doc = json.loads(probe_stdout(env, "--deep"))
+    assert doc["deep"]["rccl_allreduce"]["gpus"] == 4
+    got = decide(doc, {"gpu_model": "MI300X", "gpus_per_node": 4})
+    assert [(r.check, r.status, r.message) for r in got.reasons if r.check.startswith("rccl")] == [
+        ("rccl_allreduce", "note", "in-place busbw 367.51 GB/s (4 GPUs, 8589934592 B); no floor applies")]
+    doc["deep"]["rccl_allreduce"] = {"gpus": 4, "timed_out": True}
+    got = decide(doc, {"gpu_model": "MI300X", "gpus_per_node": 4})
+    assert [(r.status, r.message) for r in got.reasons if r.check.startswith("rccl")] == [
+        ("inconclusive", "all_reduce_perf did not finish in time")]
+
+
+def test_rvs_gst_result_that_missed_its_target_fails(tmp_path):
+    env = fake_host.mi300x_host(tmp_path / "host", extra_tools={"rvs": RCCL})
+    doc = json.loads(probe_stdout(env, "--deep"))
+    first = doc["deep"]["rvs_gst"]["results"][0]
+    doc["deep"]["rvs_gst"]["results"][0] = {**first, "gflops": 1100000, "met": False}
+    got = decide(doc, {"gpu_model": "MI300X", "gpus_per_node": 8})
+    rvs = [r for r in got.reasons if r.check == "rvs_gst"]
+    n = len(doc["deep"]["rvs_gst"]["results"])
+    assert [(r.status, r.message) for r in rvs] == [
+        ("fail", f"1 of {n} RVS gst result(s) missed target, e.g. 1100000 < {first['target_gflops']} GFLOPS")]
+    doc["deep"]["rvs_gst"]["results"] = []
+    assert [r.status for r in decide(doc, {"gpu_model": "MI300X", "gpus_per_node": 8}).reasons
+            if r.check == "rvs_gst"] == ["inconclusive"]
+
+
+def test_transport_problems_make_it_inconclusive_never_a_pass(tmp_path):
+    stdout = probe_stdout(fake_host.mi300x_host(tmp_path / "host"))
+    got = decide(stdout, {"gpu_model": "MI300X", "gpus_per_node": 8},
+                 transport=["the remote command exited with status 137: Killed"])
+    assert got.verdict == "inconclusive"
+    assert got.lines[0] == "INCONCLUSIVE transport: the remote command exited with status 137: Killed"
+
+
+@pytest.mark.parametrize("workload, status", [
+    ({"template": "vllm-serve", "skipped": False, "problem": None, "result_format": "vllm-serve"}, "pass"),
+    ({"template": "vllm-serve", "skipped": False, "problem": "vllm exited with status 1"}, "inconclusive"),
+    ({"template": "vllm-serve", "skipped": True, "problem": "not run: the host failed validation"}, "note"),
+])
+def test_the_workload_outcome_is_a_check(tmp_path, workload, status):
+    stdout = probe_stdout(fake_host.mi300x_host(tmp_path / "host"))
+    got = decide(stdout, {"gpu_model": "MI300X", "gpus_per_node": 8}, workload=workload)
+    assert [r.status for r in got.reasons if r.check == "workload"] == [status]
+    assert got.verdict == ("inconclusive" if status == "inconclusive" else "pass")

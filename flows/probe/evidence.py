@@ -38,6 +38,24 @@ def validation_id(host: str, port: int, offer_id: str, validated_at: str, probe_
     return "val-" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+def new_record(validation_id: str, host: str, port: int, user: str, quote: dict, validated_at: str, probe_sha256: str,
+               probe: dict | None, transport_problems: list[str], recorded_reasons: list[str], **extra) -> dict:
+    """A record before its verdict: the run's facts; the SQL models (validation_sql) decide and fill verdict and reasons."""
+    return {
+        "schema_version": EVIDENCE_SCHEMA, "validation_id": validation_id,
+        "host": host, "port": port, "user": user,
+        "offer_id": quote["offer_id"], "provider": quote["provider"],
+        "quoted_gpu_model": quote["gpu_model"], "quoted_gpu_count": quote["gpus_per_node"],
+        "quoted_virtualisation": quote.get("virtualisation"),
+        # Placeholder until decided; recorded_reasons are the checks SQL carries (software_stack).
+        "verdict": "inconclusive", "reasons": list(recorded_reasons), "transport_problems": list(transport_problems),
+        "findings": [str(f.get("code")) for f in (probe or {}).get("findings") or [] if isinstance(f, dict)],
+        "validated_at": validated_at, "probe_sha256": probe_sha256,
+        "probe_schema_version": (probe or {}).get("schema_version"), "workload": None,
+        "host_key_fingerprint": None, "remote_exit_status": None, **extra,
+    }
+
+
 def write_record(directory: Path, record: dict) -> Path:
     """Write one validation record as <validation_id>.json (atomic)."""
     path = directory / f"{record['validation_id']}.json"

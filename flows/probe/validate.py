@@ -1,12 +1,11 @@
 """Validate one rented host against one quote: probe over SSH, decide, record the evidence."""
 import datetime as dt
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 from flows.probe import evidence, sanitise, ssh_runner, verdict
 from flows.probe import workload as bench_workload
-from provider_eval import feasibility, warehouse
+from provider_eval import feasibility, validation_sql, warehouse
 from provider_eval.errors import ProviderEvalError
 from provider_eval.exit_codes import ExitCode
 
@@ -40,7 +39,11 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
                   bench: bool = True, reference: verdict.Reference | None = None, deep: bool = False,
                   workload: str | None = None, workload_params: dict | None = None,
                   workload_timeout_s: float = 1800) -> dict:
-    """Run the whole validation and return the evidence record (also written under the warehouse)."""
+    """Run the whole validation and return the evidence record (also written under the warehouse).
+
+    The verdict is the warehouse's: the record and its raw probe output are written, then decided by the
+    SQL models the refresh builds (provider_eval/validation_sql.py), so the two can never disagree.
+    """
     # Allow-list first: nothing is looked up, built or sent for a target that fails it.
     target = ssh_runner.validate_target(host, port, user, identity_file, known_hosts)
     if workload:
@@ -58,43 +61,39 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
         problems.append(f"the remote command exited with status {result.exit_status}: "
                         + verdict.printable(result.stderr.strip()[-300:]))
     # Everything the host sent is cleaned here, once: what follows only sees printable, bounded, finite values.
-    probe, hostile = (sanitise.parse_probe_output(result.stdout) if not (result.timed_out or result.truncated)
-                      else (None, []))
-    decided = verdict.decide(probe, quote, reference or verdict.Reference.load(), problems, hostile)
-    # AMD's ROCm matrix only; for an NVIDIA quote the verdict already notes it as not applicable.
-    if probe and decided.measured.get("gpu_models") == [quote["gpu_model"]] \
-            and decided.measured.get("quoted_vendor") != verdict.NVIDIA:
-        _check_software_stack(decided, probe, quote["gpu_model"])
+    probe, _ = (sanitise.parse_probe_output(result.stdout) if not (result.timed_out or result.truncated)
+                else (None, []))
+    ref = reference or verdict.Reference.load()
+    recorded = []
+    # AMD's ROCm matrix only (the SQL notes it as not applicable on an NVIDIA quote).
+    if probe and probe.get("schema_version") == verdict.PROBE_SCHEMA \
+            and (ref.catalog(quote["gpu_model"]) or {}).get("vendor") != verdict.NVIDIA:
+        recorded.append(_software_stack(probe, quote["gpu_model"]))
 
     directory = evidence.validations_dir(warehouse_path)
     probe_sha = evidence.store_raw_probe(directory, result.stdout.encode())
     validated_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    validation_id = evidence.validation_id(host, port, offer_id, validated_at, probe_sha)
-    workload_record = None
+    record = evidence.new_record(
+        evidence.validation_id(host, port, offer_id, validated_at, probe_sha), host, port, user, quote, validated_at,
+        probe_sha, probe, problems, recorded,
+        host_key_fingerprint=result.host_key_fingerprint, remote_exit_status=result.exit_status)
+    _decide(directory, record)
     if workload:
-        workload_record = _representative_workload(target, quote, decided, validation_id, directory, workload,
-                                                   workload_params or {}, connect_timeout_s, workload_timeout_s)
-    record = {
-        "schema_version": evidence.EVIDENCE_SCHEMA,
-        "validation_id": validation_id,
-        "host": host, "port": port, "user": user,
-        "offer_id": offer_id, "provider": quote["provider"],
-        "quoted_gpu_model": quote["gpu_model"], "quoted_gpu_count": quote["gpus_per_node"],
-        "quoted_virtualisation": quote.get("virtualisation"),
-        "verdict": decided.verdict,
-        "reasons": [r.text() for r in decided.reasons],
-        "checks": [asdict(r) for r in decided.reasons],
-        "measured": decided.measured,
-        "findings": [f["code"] for f in (probe or {}).get("findings") or []],
-        "validated_at": validated_at,
-        "host_key_fingerprint": result.host_key_fingerprint,
-        "probe_sha256": probe_sha,
-        "probe_schema_version": (probe or {}).get("schema_version"),
-        "remote_exit_status": result.exit_status,
-        "workload": workload_record,
-    }
-    record["evidence_path"] = str(evidence.write_record(directory, record))
+        record["workload"] = _representative_workload(target, quote, record, directory, workload,
+                                                      workload_params or {}, connect_timeout_s, workload_timeout_s)
+        _decide(directory, record)
     return record
+
+
+def _decide(directory: Path, record: dict) -> None:
+    """Write the record, decide it with the warehouse's SQL models, and write it again with their verdict."""
+    path = evidence.write_record(directory, record)
+    decided = validation_sql.decide(path)
+    record.update(verdict=decided.verdict, reasons=decided.reasons, evidence_path=str(path),
+                  checks=[{"check": c["check_name"], "status": c["status"], "message": c["message"],
+                           "measured": c["measured"], "expected": c["expected"], "source_of_rule": c["source_of_rule"]}
+                          for c in decided.checks])
+    evidence.write_record(directory, record)
 
 
 def summary_json(record: dict) -> str:
@@ -102,32 +101,23 @@ def summary_json(record: dict) -> str:
     return json.dumps(record, indent=2, sort_keys=True, default=str)
 
 
-def _representative_workload(target: ssh_runner.Target, quote: dict, decided: verdict.Verdict, validation_id: str,
-                             directory: Path, template: str, params: dict, connect_timeout_s: float,
-                             timeout_s: float) -> dict:
-    """Run the user's benchmark on a host that passed; its throughput becomes a measured run for the offer."""
-    if decided.verdict == "fail":
+def _representative_workload(target: ssh_runner.Target, quote: dict, record: dict, directory: Path, template: str,
+                             params: dict, connect_timeout_s: float, timeout_s: float) -> dict:
+    """Run the user's benchmark on a host that did not fail; its throughput becomes a measured run for the offer."""
+    if record["verdict"] == "fail":
         # The host is not what was quoted: a throughput measured on it must not be credited to the offer.
-        note = "not run: the host failed validation"
-        decided.reasons.append(verdict.Reason("workload", "note", note))
-        return {"template": template, "params": params, "result_path": None, "problem": note}
+        return {"template": template, "params": params, "result_path": None, "skipped": True,
+                "problem": "not run: the host failed validation"}
     metadata = {"provider": quote["provider"], "gpu_model": quote["gpu_model"],
-                "gpu_count": quote["gpus_per_node"], "validation_id": validation_id}
+                "gpu_count": quote["gpus_per_node"], "validation_id": record["validation_id"]}
     ran = bench_workload.run_workload(target, template, params, metadata, connect_timeout_s, timeout_s)
-    path = bench_workload.save_result(directory, validation_id, ran)
-    if ran.problem:
-        decided.reasons.append(verdict.Reason("workload", "inconclusive", verdict.printable(ran.problem)))
-        if decided.verdict == "pass":
-            decided.verdict = "inconclusive"
-    else:
-        decided.reasons.append(verdict.Reason(
-            "workload", "pass", f"{template} completed; result kept for the next refresh ({ran.result_format})"))
-    return {"template": template, "params": params, "result_path": str(path) if path else None,
-            "problem": ran.problem}
+    path = bench_workload.save_result(directory, record["validation_id"], ran)
+    return {"template": template, "params": params, "result_path": str(path) if path else None, "skipped": False,
+            "problem": verdict.printable(ran.problem) if ran.problem else None, "result_format": ran.result_format}
 
 
-def _check_software_stack(decided: verdict.Verdict, probe: dict, gpu_model: str) -> None:
-    """The measured stack against AMD's matrix, with the same SQL as the warehouse's compat_checks."""
+def _software_stack(probe: dict, gpu_model: str) -> str:
+    """The measured stack against AMD's matrix, with the same SQL as the warehouse's compat_checks (one reason line)."""
     host, rocm, torch = probe.get("host") or {}, probe.get("rocm") or {}, probe.get("torch") or {}
     rocm_version = (rocm.get("version_file") or rocm.get("amdsmi_rocm_version") or "").split("-")[0] or None
     pretty = (host.get("os_pretty_name") or "").removesuffix(" LTS").strip() or None
@@ -138,7 +128,4 @@ def _check_software_stack(decided: verdict.Verdict, probe: dict, gpu_model: str)
     # Unknown means our shipped matrix cannot say (not that the host is wrong): a note, not a verdict.
     status = {"supported": "pass", "unsupported": "fail"}.get(result["verdict"], "note")
     text = "; ".join(verdict.printable(r) for r in result["reasons"] or [])
-    decided.reasons.append(verdict.Reason("software_stack", status, f"{result['verdict']}: {text}"))
-    decided.measured["compat_verdict"] = result["verdict"]
-    if status == "fail":
-        decided.verdict = "fail"
+    return f"{status.upper()} software_stack: {result['verdict']}: {text}"

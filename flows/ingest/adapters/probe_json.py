@@ -28,6 +28,8 @@ RECORD_COLUMNS = {
     "offer_id": pl.String, "provider": pl.String, "verdict": pl.String, "reasons": pl.List(pl.String),
     "validated_at": pl.String, "quoted_gpu_model": pl.String, "quoted_gpu_count": pl.Int64,
     "quoted_virtualisation": pl.String,
+    # What the SSH session reported (a timeout, cut output, a non-zero exit): facts of the run, not of the host.
+    "transport_problems": pl.List(pl.String),
     "findings": pl.List(pl.String), "host_key_fingerprint": pl.String, "probe_sha256": pl.String,
 }
 MEASURED_COLUMNS = {
@@ -47,6 +49,14 @@ PROBE_COLUMNS = {
     "torch_error": pl.String, "finding_codes": pl.List(pl.String), "finding_messages": pl.List(pl.String),
     "probe_gemm_bf16_8192_tflops": pl.Float64, "probe_hbm_copy_gbps": pl.Float64,
     "probe_gemm_bf16_8192_text": pl.String, "probe_hbm_copy_text": pl.String, "gpu_source": pl.String,
+    "probe_output_landed": pl.Boolean,
+    "nvidia_driver_version": pl.String, "cuda_driver_version": pl.String, "nvcc_cuda_version": pl.String,
+    "rccl_busbw_gbps": pl.Float64, "rccl_busbw_text": pl.String, "rccl_gpus": pl.Int64,
+    "rccl_message_bytes": pl.Int64, "rccl_timed_out": pl.Boolean,
+    "rvs_gst_conf": pl.String, "rvs_gst_results": pl.Int64, "rvs_gst_missed": pl.Int64,
+    "rvs_gst_missed_gflops": pl.Int64, "rvs_gst_missed_target_gflops": pl.Int64,
+    "workload_template": pl.String, "workload_skipped": pl.Boolean, "workload_problem": pl.String,
+    "workload_result_format": pl.String,
 }
 LINEAGE = {"source_name": pl.String, "source_file": pl.String, "file_sha256": pl.String, "row_number": pl.Int64}
 SCHEMA = {**LINEAGE, **RECORD_COLUMNS, **{k: t for k, (_, t) in MEASURED_COLUMNS.items()}, **PROBE_COLUMNS,
@@ -124,12 +134,12 @@ def _record_problems(record: dict, row: dict) -> list[str]:
     return problems
 
 
-def _probe(ctx: FileContext, sha: str | None) -> tuple[dict | None, list[str]]:
-    """The cleaned probe document landed with the record, and what sanitise.py had to change."""
+def _probe(ctx: FileContext, sha: str | None) -> tuple[bool, dict | None, list[str]]:
+    """Whether the raw probe output landed with the record, its cleaned document, and what sanitise.py had to change."""
     landed = next((p for o, p in ctx.companions.items() if sha and Path(o).name == f"{sha}.json"), None)
     if landed is None:
-        return None, []
-    return sanitise.parse_probe_output(Path(landed).read_bytes().decode("utf-8", "replace"))
+        return False, None, []
+    return True, *sanitise.parse_probe_output(Path(landed).read_bytes().decode("utf-8", "replace"))
 
 
 def _finite(value) -> float | None:
@@ -183,11 +193,48 @@ def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
         "probe_gemm_bf16_8192_text": _as_text(torch.get("gemm_bf16_8192_tflops")),
         "probe_hbm_copy_text": _as_text(torch.get("hbm_copy_gbps")),
         "gpu_source": _text(probe.get("gpu_source")),
+        **_nvidia_and_deep_facts(probe),
     }
 
 
+def _nvidia_and_deep_facts(probe: dict) -> dict:
+    """NVIDIA driver/CUDA versions and what rccl-tests and RVS gst printed (all null when they did not run)."""
+    nv, deep = probe.get("nvidia") or {}, probe.get("deep") or {}
+    rccl = deep.get("rccl_allreduce") if isinstance(deep.get("rccl_allreduce"), dict) else {}
+    rvs = deep.get("rvs_gst") if isinstance(deep.get("rvs_gst"), dict) else None
+    results = [r for r in (rvs or {}).get("results") or [] if isinstance(r, dict)]
+    missed = [r for r in results if r.get("met") is not True]
+    return {
+        "nvidia_driver_version": _text(nv.get("driver_version")), "cuda_driver_version": _text(nv.get("cuda_driver_version")),
+        "nvcc_cuda_version": _text(nv.get("nvcc_cuda_version")),
+        "rccl_busbw_gbps": _finite(rccl.get("busbw_in_place_gbps")), "rccl_busbw_text": _as_text(rccl.get("busbw_in_place_gbps")),
+        "rccl_gpus": _whole(rccl.get("gpus")), "rccl_message_bytes": _whole(rccl.get("message_bytes")),
+        "rccl_timed_out": rccl.get("timed_out") if isinstance(rccl.get("timed_out"), bool) else None,
+        "rvs_gst_conf": (_text(rvs.get("conf")) or "") if rvs is not None else None,
+        "rvs_gst_results": len(results) if rvs is not None else None,
+        "rvs_gst_missed": len(missed) if rvs is not None else None,
+        "rvs_gst_missed_gflops": _whole(missed[0].get("gflops")) if missed else None,
+        "rvs_gst_missed_target_gflops": _whole(missed[0].get("target_gflops")) if missed else None,
+    }
+
+
+def _record_facts(record: dict) -> dict:
+    """The run's own facts: SSH problems (read back from the reasons of records older than the field) and the workload."""
+    transport = record.get("transport_problems")
+    if transport is None and isinstance(record.get("reasons"), list):
+        transport = [r.removeprefix("INCONCLUSIVE transport: ") for r in record["reasons"]
+                     if isinstance(r, str) and r.startswith("INCONCLUSIVE transport: ")]
+    work = record.get("workload") if isinstance(record.get("workload"), dict) else {}
+    problem = _text(work.get("problem"))
+    # Records older than `skipped` said so only in the problem text.
+    skipped = work.get("skipped") if isinstance(work.get("skipped"), bool) else problem == "not run: the host failed validation"
+    return {"transport_problems": transport, "workload_template": _text(work.get("template")),
+            "workload_skipped": skipped if work else None, "workload_problem": None if skipped else problem,
+            "workload_result_format": _text(work.get("result_format"))}
+
+
 def _gpu_rows(probe: dict | None, validation_id: str, source_name: str, sha: str) -> list[dict]:
-    """One row per device the probe enumerated; PyTorch's devices when no tool listed any (as verdict.py reads it)."""
+    """One row per device the probe enumerated; PyTorch's devices when no tool listed any."""
     probe = probe if isinstance(probe, dict) else {}
     gpus, how = [g for g in probe.get("gpus") or [] if isinstance(g, dict)], "tools"
     torch = probe.get("torch") or {}
@@ -225,11 +272,12 @@ def parse(ctx: FileContext) -> ParseResult:
     row, gpus = None, []
     if record is not None:
         measured = record.get("measured") if isinstance(record.get("measured"), dict) else {}
-        probe, document_problems = _probe(ctx, record.get("probe_sha256") if isinstance(record.get("probe_sha256"), str) else None)
+        landed, probe, document_problems = _probe(
+            ctx, record.get("probe_sha256") if isinstance(record.get("probe_sha256"), str) else None)
         row = {"source_name": ctx.source_name, "source_file": ctx.original_name, "file_sha256": ctx.file_sha256,
                "row_number": 1, **{k: record.get(k) for k in RECORD_COLUMNS},
                **{col: measured.get(key) for col, (key, _) in MEASURED_COLUMNS.items()},
-               **_probe_facts(probe, document_problems),
+               **_probe_facts(probe, document_problems), **_record_facts(record), "probe_output_landed": landed,
                "evidence_path": ctx.original_path or str(ctx.path)}
         problems = _record_problems(record, row)
         if not problems:

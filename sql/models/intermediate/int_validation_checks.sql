@@ -1,9 +1,10 @@
 -- One row per check of every validation: what was measured, what was expected, the status (pass,
 -- fail, inconclusive or note) and where the rule comes from, numbered in check order. The checks are
 -- decided by the int_validation_*_checks models over the landed probe facts (int_validation_facts);
--- validate-host prints these same rows (provider_eval/validation_sql.py). Checks not decided in SQL
--- yet (transport, probe document, partition, NVIDIA stack, deep tools, software stack, workload) are
--- the recorded ones, marked so in source_of_rule (int_validation_recorded_checks).
+-- validate-host prints these same rows (provider_eval/validation_sql.py). The one check not decided
+-- here, AMD's software_stack (compat_checks' SQL, run by validate-host on the measured stack), and
+-- every check of a record whose raw probe output is missing are the recorded ones, marked so in
+-- source_of_rule (int_validation_recorded_checks).
 with checks as (
     select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
     from {{ ref('int_validation_host_checks') }}
@@ -19,6 +20,18 @@ with checks as (
     union all
     select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
     from {{ ref('int_validation_recorded_checks') }}
+    union all
+    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
+    from {{ ref('int_validation_run_checks') }}
+    union all
+    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
+    from {{ ref('int_validation_partition_checks') }}
+    union all
+    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
+    from {{ ref('int_validation_nvidia_checks') }}
+    union all
+    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
+    from {{ ref('int_validation_deep_checks') }}
 )
 
 select

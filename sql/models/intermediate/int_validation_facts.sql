@@ -6,7 +6,7 @@ with catalog as (
 ),
 
 quoted as (
-    -- Only a decidable probe document is checked (verdict.py returns early otherwise).
+    -- Only a decidable probe document is checked (int_validation_run_checks says why another is not).
     select v.*, coalesce(c.vendor = 'NVIDIA', false) as nvidia_quote, c.memory_gb_marketed,
         c.source as catalog_source
     from {{ ref('stg_hardware_validations') }} as v
@@ -42,8 +42,8 @@ virtual_functions as (
 
 listed as (
     -- Devices the tools enumerated (partitions count: PyTorch sees each partition as a device).
-    select validation_id, count(*) as devices from {{ ref('stg_validation_gpus') }}
-    where enumerated_by = 'tools' group by validation_id
+    select validation_id, count(*) filter (where enumerated_by = 'tools') as devices, count(*) as all_devices
+    from {{ ref('stg_validation_gpus') }} group by validation_id
 ),
 
 vram as (
@@ -56,10 +56,11 @@ select
     q.*, pv.gpus, coalesce(pv.found_models, []) as found_models, pv.all_nvidia,
     coalesce(pv.named_models, []) as named_models,
     vr.sized as vram_sized, vr.smallest as vram_smallest, coalesce(vf.vfs, 0) as vfs, vf.vf_ids,
-    coalesce(ls.devices, 0) as listed_devices,
+    coalesce(ls.devices, 0) as listed_devices, coalesce(ls.all_devices, 0) as logical_devices,
+    list_sort(list_distinct(list_concat(q.compute_partitions, q.memory_partitions))) as probe_partition_modes,
     floor(q.memory_gb_marketed * 1e9 * conv.validation_vram_tolerance)::bigint as vram_floor_bytes,
     f.min_rocm_version, f.source as rocm_floor_source,
-    -- Versions compared as (major, minor, patch) lists, as verdict.py's tuples were.
+    -- Versions compared as (major, minor, patch) lists: 6.10 sorts after 6.9.
     case when regexp_matches(q.probe_rocm_version, '^\s*\d+\.\d+') then [regexp_extract(q.probe_rocm_version, '^\s*(\d+)', 1)::int, regexp_extract(q.probe_rocm_version, '^\s*\d+\.(\d+)', 1)::int,
         coalesce(nullif(regexp_extract(q.probe_rocm_version, '^\s*\d+\.\d+\.(\d+)', 1), ''), '0')::int] end as rocm_have,
     case when regexp_matches(f.min_rocm_version, '^\s*\d+\.\d+') then [regexp_extract(f.min_rocm_version, '^\s*(\d+)', 1)::int, regexp_extract(f.min_rocm_version, '^\s*\d+\.(\d+)', 1)::int,

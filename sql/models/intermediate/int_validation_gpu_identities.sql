@@ -1,7 +1,7 @@
 -- One row per physical GPU of every decidable validation: its catalog candidates, how they were
 -- found, and the model it is (null when it fits several models including the quoted one).
 with quoted as (
-    -- Only a decidable probe document is checked (verdict.py returns early otherwise).
+    -- Only a decidable probe document is checked (int_validation_run_checks says why another is not).
     select validation_id, quoted_gpu_model from {{ ref('stg_hardware_validations') }} where probe_decidable
 ),
 

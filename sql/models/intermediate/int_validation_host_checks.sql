@@ -19,7 +19,7 @@ findings as (
     from facts as q
     cross join lateral (select unnest(q.finding_codes) as code, generate_subscripts(q.finding_codes, 1) as position) as u
     left join {{ source('ref', 'probe_findings') }} as r on r.finding = u.code
-    -- One row per code, as verdict.py kept them (the first position, the last message).
+    -- One row per code (the first position, the last message): a repeated finding is one check.
     qualify row_number() over (partition by q.validation_id, u.code order by u.position) = 1
 )
 

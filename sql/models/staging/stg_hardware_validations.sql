@@ -21,6 +21,7 @@ final as (
         quoted_gpu_model,
         quoted_gpu_count,
         quoted_virtualisation,
+        coalesce(transport_problems, []) as transport_problems,
         gpu_models_found,
         gpu_count_found,
         logical_device_count,
@@ -36,6 +37,7 @@ final as (
         -- Only a probe document of the known schema can be decided on (otherwise only the recorded
         -- transport and probe reasons stand, as in validate-host).
         coalesce(probe_found and probe_schema_version = 'provider-eval.probe/1', false) as probe_decidable,
+        probe_schema_version,
         probe_document_problems,
         probe_rocm_version,
         amdgpu_driver_version,
@@ -56,7 +58,25 @@ final as (
         probe_hbm_copy_gbps,
         probe_gemm_bf16_8192_text,
         probe_hbm_copy_text,
-        gpu_source
+        gpu_source,
+        probe_output_landed,
+        nvidia_driver_version,
+        cuda_driver_version,
+        nvcc_cuda_version,
+        rccl_busbw_gbps,
+        rccl_busbw_text,
+        rccl_gpus,
+        rccl_message_bytes,
+        rccl_timed_out,
+        rvs_gst_conf,
+        rvs_gst_results,
+        rvs_gst_missed,
+        rvs_gst_missed_gflops,
+        rvs_gst_missed_target_gflops,
+        workload_template,
+        workload_skipped,
+        workload_problem,
+        workload_result_format
     from validations
 )
 
