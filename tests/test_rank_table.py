@@ -76,7 +76,8 @@ def test_rank_rows_carry_their_risk_flags_notes_and_warnings(sample_warehouse):
 def test_rank_filters(sample_warehouse):
     w = ["--workload", "llama2-70b-fp8-offline-tokens"]
     every = _rank_json(sample_warehouse, *w)
-    assert len(every) == 7 and [r["rank"] for r in every] == list(range(1, 8))
+    # 7 AMD 8 x MI300X configurations and, since issue 22, NVIDIA's 8 x H200 baseline (Vast.ai, undated).
+    assert len(every) == 8 and [r["rank"] for r in every] == list(range(1, 9))
     no_spot = _rank_json(sample_warehouse, *w, "--no-spot")
     assert [r["config_id"] for r in no_spot] == [r["config_id"] for r in every if r["billing_model"] != "spot"]
     assert {r["billing_model"] for r in _rank_json(sample_warehouse, *w, "--billing", "monthly")} == {"monthly"}
@@ -87,13 +88,17 @@ def test_rank_filters(sample_warehouse):
     # No bundled offer has a passing host validation: --validated-only leaves nothing.
     assert _rank_json(sample_warehouse, *w, "--validated-only") == []
     # --max-quote-age keeps dated quotes no older than DAYS; an undated one's age is unknown: out.
-    ages = sorted({r["quote_age_days"] for r in every})
+    ages = sorted({r["quote_age_days"] for r in every if r["quote_age_days"] is not None})
+    assert [r["quote_age_days"] for r in every if r["vendor"] == "NVIDIA"] == [None]
     kept = _rank_json(sample_warehouse, *w, "--max-quote-age", str(ages[0]))
     assert kept and {r["quote_age_days"] for r in kept} == {ages[0]}
+    assert "NVIDIA" not in {r["vendor"] for r in _rank_json(sample_warehouse, *w, "--max-quote-age", str(ages[-1]))}
     assert _rank_json(sample_warehouse, "--workload", "seed-000-same-task", "--max-quote-age", "100000") == []
     assert {r["vendor"] for r in _rank_json(sample_warehouse, *w, "--vendor", "amd")} == {"AMD"}
-    assert _rank_json(sample_warehouse, *w, "--vendor", "nvidia") == []
-    table = _rank(sample_warehouse, *w, "--vendor", "nvidia")
+    assert [r["config_id"] for r in _rank_json(sample_warehouse, *w, "--vendor", "nvidia")] == ["vast.ai/H200/8/on_demand"]
+    # The NVIDIA baseline has no monthly offer: nothing passes both filters.
+    assert _rank_json(sample_warehouse, *w, "--vendor", "nvidia", "--billing", "monthly") == []
+    table = _rank(sample_warehouse, *w, "--vendor", "nvidia", "--billing", "monthly")
     assert "no ranked configuration passes the filters" in table
     unknown = CliRunner().invoke(app, ["rank", "--warehouse", str(sample_warehouse), "--gpu", "Z9000"])
     assert unknown.exit_code == 2 and "unknown GPU 'Z9000'" in unknown.output

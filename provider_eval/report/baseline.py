@@ -6,8 +6,9 @@ import duckdb
 from provider_eval.report.cells import _frame, _table
 
 # AMD against the NVIDIA baseline for one workload (docs/cost-model.md "NVIDIA offers: the baseline"):
-# per vendor, its ranked (measured) configurations, the cheapest, and how many were excluded (listed with
-# their reasons under Excluded configurations).
+# per vendor, its ranked (measured) configurations, the cheapest, how many were excluded (listed with
+# their reasons under Excluded configurations) and the software its measured run states (engine, ROCm
+# or CUDA and driver: benchmark_runs, never inferred from the vendor).
 VENDOR_BASELINE_SQL = """
     with costs as (
         select * from workload_costs where workload_id = $1 and vendor is not null and throughput_source = 'measured'
@@ -15,7 +16,7 @@ VENDOR_BASELINE_SQL = """
 
     ranked as (
         select vendor, count(*) as ranked, arg_min(config_id, cost_per_unit_usd) as cheapest,
-               min({cost})::double as cheapest_cost
+               min({cost})::double as cheapest_cost, arg_min(benchmark_run_ids[1], cost_per_unit_usd) as run_id
         from rankings where workload_id = $1 and vendor is not null group by vendor
     ),
 
@@ -24,14 +25,23 @@ VENDOR_BASELINE_SQL = """
     )
 
     select e.vendor, coalesce(r.ranked, 0) as "ranked (measured)", r.cheapest as "cheapest configuration",
-           r.cheapest_cost as "{label}", e.excluded as "excluded (reasons: Excluded configurations)"
+           r.cheapest_cost as "{label}", e.excluded as "excluded (reasons: Excluded configurations)",
+           nullif(concat_ws(', ', b.engine || ' ' || coalesce(b.engine_version, ''), 'ROCm ' || b.rocm_version,
+                            'CUDA ' || b.cuda_version, 'driver ' || b.gpu_driver_version), '')
+               as "software (its measured run states)"
     from excluded as e left join ranked as r using (vendor)
+    left join {runs} as b on b.run_id = r.run_id
     order by e.vendor"""
+# A warehouse built from part of the models (the SQL-chain tests) has no benchmark_runs: no software column then.
+NO_RUNS = "(select null::varchar as run_id, null::varchar as engine, null::varchar as engine_version, " \
+          "null::varchar as rocm_version, null::varchar as cuda_version, null::varchar as gpu_driver_version)"
 
 
 def _vendor_baseline(con: duckdb.DuckDBPyConnection, workload_id: str, cost: str, label: str) -> str:
     """AMD vs NVIDIA baseline for one workload: only what the warehouse ranks, and why the rest is out."""
-    frame = _frame(con, VENDOR_BASELINE_SQL.format(cost=cost, label=label), [workload_id])
+    has_runs = con.execute("select count(*) from information_schema.tables where table_name = 'benchmark_runs'").fetchone()[0]
+    frame = _frame(con, VENDOR_BASELINE_SQL.format(cost=cost, label=label, runs="benchmark_runs" if has_runs else NO_RUNS),
+                   [workload_id])
     parts = [f"<h4>AMD vs NVIDIA baseline ({html.escape(workload_id)})</h4>"]
     ranked = frame[frame["ranked (measured)"] > 0] if not frame.empty else frame
     vendors = set(ranked["vendor"]) if not frame.empty else set()

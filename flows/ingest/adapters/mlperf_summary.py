@@ -19,7 +19,10 @@ METRICS = {"latency": "e2el", "first token latency": "ttft", "time to output tok
 # Offline and Server spell their headline rates differently.
 SAMPLES_PER_S = ("Completed samples per second", "Samples per second")
 TOKENS_PER_S = ("Completed tokens per second", "Tokens per second")
-FRAMEWORK = re.compile(r"^\s*(vLLM|SGLang|TensorRT-LLM|PyTorch|ROCm|MIGraphX)\s+(\S+)\s*$", re.I)
+FRAMEWORK = re.compile(r"^\s*(vLLM|SGLang|TensorRT-LLM|TensorRT|PyTorch|ROCm|MIGraphX)\s+(\S+)\s*$", re.I)
+# NVIDIA's system JSONs state the CUDA runtime and the driver in other_software_stack, e.g.
+# "TensorRT 10.2.0, CUDA 12.4, cuDNN 8.9.7, Driver 550.54" (closed/NVIDIA/systems/H200-SXM-141GBx8_TRT.json).
+NVIDIA_STACK = re.compile(r"^\s*(CUDA|Driver)\s+(\d+(?:\.\d+)*)\s*$", re.I)
 
 
 def layout(path: str) -> tuple[str, str, str] | None:
@@ -65,7 +68,10 @@ def _system(ctx: FileContext, system: str, problems: list) -> dict:
 
 
 def software(framework: str | None) -> dict:
-    """'vLLM 0.4.3+rocm614, PyTorch 2.3.0, ROCm 6.1.2' → engine, engine_version, rocm_version."""
+    """'vLLM 0.4.3+rocm614, PyTorch 2.3.0, ROCm 6.1.2' → engine, engine_version, rocm_version.
+
+    'TensorRT 10.2.0, CUDA 12.4' → engine tensorrt 10.2.0, as the system JSON names it (no -LLM is
+    assumed); CUDA is nvidia_stack's."""
     out = {}
     for part in (framework if isinstance(framework, str) else "").split(","):
         match = FRAMEWORK.match(part)
@@ -74,8 +80,20 @@ def software(framework: str | None) -> dict:
         name, version = match.group(1).lower(), match.group(2)
         if name == "rocm":
             out["rocm_version"] = version
-        elif name in ("vllm", "sglang", "tensorrt-llm", "migraphx") and "engine" not in out:
+        elif name in ("vllm", "sglang", "tensorrt-llm", "tensorrt", "migraphx") and "engine" not in out:
             out["engine"], out["engine_version"] = name, version
+    return out
+
+
+def nvidia_stack(framework: str | None, other: str | None) -> dict:
+    """The CUDA runtime and GPU driver versions the system JSON states (framework first), else nothing."""
+    out = {}
+    for text in (framework, other):
+        for part in (text if isinstance(text, str) else "").split(","):
+            match = NVIDIA_STACK.match(part)
+            if match:
+                key = "cuda_version" if match.group(1).lower() == "cuda" else "gpu_driver_version"
+                out.setdefault(key, match.group(2))
     return out
 
 
@@ -120,10 +138,14 @@ def parse(ctx: FileContext) -> ParseResult:
                  # Only a count the system JSON states: a missing one is unknown, not 1.
                  "node_count": system.get("number_of_nodes"),
                  **software(system.get("framework"))}
+    # CUDA and driver facts are kept as stated (metadata_json → benchmark_runs.cuda_version and
+    # gpu_driver_version); never inferred from the GPU's vendor.
+    stack = nvidia_stack(system.get("framework"), system.get("other_software_stack"))
     extra = {k: v for k, v in {
         "system": system_name, "benchmark": benchmark, "mode": fields.get("Mode"),
         "system_name": system.get("system_name"), "submitter": system.get("submitter"),
-        "framework": system.get("framework"), "target_qps": fields.get("target_qps"),
+        "framework": system.get("framework"), "other_software_stack": system.get("other_software_stack"),
+        **stack, "target_qps": fields.get("target_qps"),
         "system_json": "found" if system else "not found",
     }.items() if v is not None}
     rec = rr.RunRecord(

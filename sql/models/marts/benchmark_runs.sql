@@ -11,7 +11,12 @@ plausibility as (
 final as (
     select
         run_id, provider, gpu_model, gpu_count, model_id, precision, engine, engine_version,
-        rocm_version, workload_id, unit, completed, failed, duration_s, units_per_hour,
+        rocm_version,
+        -- NVIDIA software facts as the run's source states them (MLPerf system JSON: framework /
+        -- other_software_stack); null when unstated, never inferred from the GPU.
+        metadata_json::json ->> 'cuda_version' as cuda_version,
+        metadata_json::json ->> 'gpu_driver_version' as gpu_driver_version,
+        workload_id, unit, completed, failed, duration_s, units_per_hour,
         output_tokens_per_s, started_at,
         benchmark_format, scenario, label, result_valid, attempted,
         request_rate_per_s, request_rate_raw, max_concurrency, achieved_concurrency,
