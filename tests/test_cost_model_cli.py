@@ -60,8 +60,8 @@ def test_bundled_workloads_without_runs_are_excluded_with_their_reasons(sample_w
         from workload_costs where workload_id like 'llama31-%' group by all order by all""")
     assert [r[0] for r in rows] == ["llama31-405b-fp8", "llama31-70b-128k-one-gpu", "llama31-70b-chat",
                                     "llama31-8b-lora"]
-    # QUOTE_AGE_UNKNOWN: the undated RunPod and Hot Aisle prices under the 730-day limit (issue 16).
-    assert all(set(reasons) <= {"NO_BENCHMARK", "DOES_NOT_FIT", "QUOTE_AGE_UNKNOWN"}
+    # The undated catalogs' sources have no age limit (data/sources.yaml): no QUOTE_AGE_UNKNOWN here.
+    assert all(set(reasons) <= {"NO_BENCHMARK", "DOES_NOT_FIT"}
                and "NO_BENCHMARK" in reasons for _, reasons in rows)
     # 405B in FP8 does not fit one 192 GB GPU; it fits one 8 × MI300X server.
     fits = query(sample_warehouse, """select distinct gpus_per_node, node_count, exclusion_reasons from workload_costs
@@ -193,8 +193,9 @@ def test_readme_billing_excerpt_is_what_the_query_prints(sample_warehouse):
 
 
 def test_explain_never_says_measured_without_a_measurement(sample_warehouse):
-    # RunPod's 1 × MI300X has no run for the seed task (NO_BENCHMARK): nothing was measured.
-    one = cli("explain", "seed-000-same-task", "runpod/MI300X/1/on_demand", "-w", str(sample_warehouse))
+    # RunPod's 8 × MI300X has no run for the seed task (NO_BENCHMARK) and no estimate (the seed runs are
+    # 1-GPU): nothing was measured.
+    one = cli("explain", "seed-000-same-task", "runpod/MI300X/8/on_demand", "-w", str(sample_warehouse))
     assert one.returncode == 0, one.stderr
     assert "no measurement" in one.stdout and "measured" not in one.stdout.replace("no measurement", "")
     listed = json.loads(cli("explain", "seed-000-same-task", "-w", str(sample_warehouse), "--format", "json").stdout)

@@ -58,15 +58,12 @@ def test_configurations_without_evidence_stay_visible_with_a_reason(sample_wareh
         select provider, gpu_count, exclusion_reasons from workload_costs
         where workload_id = 'seed-000-same-task' and status = 'excluded'""")
     assert excluded, "real price points have no benchmark for the seed task and must be listed as excluded"
-    # Every one lacks a benchmark (a market outlier like Oracle's $6.00 is a warning, not a reason);
-    # the undated RunPod prices are also of unknown age under the 730-day limit (issue 16; Hot Aisle's
-    # undated catalog row loses to its dated public price point and is not costed).
-    assert all(reasons in (["NO_BENCHMARK"], ["NO_BENCHMARK", "QUOTE_AGE_UNKNOWN"])
-               for _, _, reasons in excluded)
-    # The undated SkyPilot Vast.ai NVIDIA offers were too until the NVIDIA baseline was ranked (issue 22):
-    # skypilot-vast has max_quote_age_days: null, so they are NO_BENCHMARK here, flagged undated where ranked.
-    assert {p for p, _, reasons in excluded if "QUOTE_AGE_UNKNOWN" in reasons} == {"runpod"}
-    assert {p for p, _, _ in excluded} >= {"vast.ai"}
+    # Every one lacks a benchmark (a market outlier like Oracle's $6.00 is a warning, not a reason).
+    # The undated real catalogs (RunPod, Hot Aisle, Vast.ai's NVIDIA offers) were also QUOTE_AGE_UNKNOWN
+    # under the 730-day limit (issue 16) until the NVIDIA baseline was ranked (issue 22): their sources
+    # have max_quote_age_days: null, one rule for both vendors, and they are flagged undated where ranked.
+    assert all(reasons == ["NO_BENCHMARK"] for _, _, reasons in excluded)
+    assert {p for p, _, _ in excluded} >= {"vast.ai", "runpod"}
     # Requests for quotation (no price yet) are in offers, pending, and not costed.
     pending = query(sample_warehouse, "select distinct provider from offers where pending_reason = 'QUOTE_PENDING'")
     assert {p for (p,) in pending} == {"cherry-servers", "vast.ai", "servermania"}
