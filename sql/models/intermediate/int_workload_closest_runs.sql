@@ -9,13 +9,14 @@ with workloads as (
 ),
 
 runs as (
-    select run_id, source_name, benchmark_format, provider, gpu_model, gpu_count, model_id, precision,
-           engine, workload_id as run_workload_id
-    from {{ ref('int_current_benchmark_runs') }}
-),
-
-units as (
-    select run_id, list(distinct unit order by unit) as units from {{ ref('int_benchmark_throughputs') }} group by all
+    -- Each run with the units it measures, before the cross join (a join per run, not per pair).
+    select
+        r.run_id, r.source_name, r.benchmark_format, r.provider, r.gpu_model, r.gpu_count, r.model_id,
+        r.precision, r.engine, r.workload_id as run_workload_id, coalesce(u.units, []) as units
+    from {{ ref('int_current_benchmark_runs') }} as r
+    left join (
+        select run_id, list(distinct unit order by unit) as units from {{ ref('int_benchmark_throughputs') }} group by all
+    ) as u using (run_id)
 ),
 
 candidates as (
@@ -26,46 +27,82 @@ configurations as (
     select distinct workload_id, gpu_model, gpu_count from {{ ref('int_workload_configurations') }}
 ),
 
-pairs as (
+pairs as not materialized (
+    -- Every workload × run (200 × 40,000 at bench scale). Not materialized: each reader below
+    -- projects only the columns it needs.
     select
         w.workload_id, w.unit as workload_unit, w.model_id as workload_model_id,
         w.precision as workload_precision, w.engine as workload_engine,
-        r.*, coalesce(u.units, []) as units,
+        r.*,
         coalesce(r.run_workload_id = w.benchmark_workload_id, false) as is_declared,
         c.match_status, c.mismatch_detail,
         g.gpu_model is not null as gpu_offered
     from workloads as w
     cross join runs as r
-    left join units as u using (run_id)
     left join candidates as c on c.workload_id = w.workload_id and c.run_id = r.run_id
     left join configurations as g
         on g.workload_id = w.workload_id and g.gpu_model = r.gpu_model and g.gpu_count = r.gpu_count
 ),
 
-compared as (
+flagged as not materialized (
+    -- Which mismatches apply, as booleans: each is true exactly when its text below is not null
+    -- (format() of a null argument is null), so counting them ranks every pair without a string.
     select
         *,
+        coalesce(not list_contains(units, workload_unit), false) and workload_unit is not null as is_unit_mismatch,
+        run_workload_id is not null and not is_declared as is_workload_mismatch,
+        not is_declared and workload_model_id is not null and model_id is distinct from workload_model_id
+            as is_model_mismatch,
+        not is_declared and workload_precision is not null and precision is distinct from workload_precision
+            as is_precision_mismatch,
+        -- Candidates carry the matching model's own engine / shape / SLO verdicts.
+        match_status is null and not is_declared and workload_engine is not null
+            and lower(engine) is distinct from workload_engine as is_engine_mismatch,
+        coalesce(match_status != 'matched', false) and mismatch_detail is not null as is_match_mismatch,
+        not gpu_offered and gpu_count is not null and gpu_model is not null as is_gpu_mismatch
+    from pairs
+),
+
+counted as not materialized (
+    select
+        *,
+        is_unit_mismatch::integer + is_workload_mismatch::integer + is_model_mismatch::integer
+            + is_precision_mismatch::integer + is_engine_mismatch::integer + is_match_mismatch::integer
+            + is_gpu_mismatch::integer as mismatch_count
+    from flagged
+),
+
+nearest as (
+    -- Each workload's closest runs (fewest mismatches, then run id) as a top-N aggregate: a
+    -- window over every pair sorted all 8M of them (most of this model's 160 s at bench scale).
+    select distinct workload_id, unnest(min_by(run_id, {'mismatch_count': mismatch_count, 'run_id': run_id},
+        (select closest_runs_per_workload from {{ ref('stg_conventions') }}))) as run_id
+    from counted
+    group by workload_id
+),
+
+compared as (
+    -- The texts, for the closest runs only.
+    select
+        c.*,
         list_filter([
-            case when not list_contains(units, workload_unit)
+            case when is_unit_mismatch
                 then format('unit: measures {}, not {}', coalesce(nullif(array_to_string(units, '/'), ''), 'nothing'),
                             workload_unit) end,
-            case when run_workload_id is not null and not is_declared
+            case when is_workload_mismatch
                 then format('workload: the run is declared for {}', run_workload_id) end,
-            case when not is_declared and workload_model_id is not null
-                    and model_id is distinct from workload_model_id
+            case when is_model_mismatch
                 then format('model: {} ≠ {}', coalesce(model_id, 'not stated'), workload_model_id) end,
-            case when not is_declared and workload_precision is not null
-                    and precision is distinct from workload_precision
+            case when is_precision_mismatch
                 then format('precision: {} ≠ {}', coalesce(precision, 'not stated'), workload_precision) end,
-            -- Candidates carry the matching model's own engine / shape / SLO verdicts.
-            case when match_status is null and not is_declared and workload_engine is not null
-                    and lower(engine) is distinct from workload_engine
+            case when is_engine_mismatch
                 then format('engine: {} ≠ {}', coalesce(engine, 'not stated'), workload_engine) end,
-            case when match_status != 'matched' then mismatch_detail end,
-            case when not gpu_offered
+            case when is_match_mismatch then mismatch_detail end,
+            case when is_gpu_mismatch
                 then format('GPU: no configuration of this workload has {} × {}', gpu_count, gpu_model) end
         ], lambda m: m is not null) as mismatches
-    from pairs
+    from counted as c
+    semi join nearest as n on n.workload_id = c.workload_id and n.run_id = c.run_id
 ),
 
 final as (
