@@ -35,7 +35,9 @@ def tree_hash(sql_dir: Path) -> str:
 
 def cache_root() -> Path:
     """Where dbt's manifests are kept (PROVIDER_EVAL_CACHE_DIR, else the user's cache folder)."""
-    base = os.environ.get("PROVIDER_EVAL_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "provider-eval"
+    from provider_eval.settings import get_settings
+
+    base = get_settings("cache_dir").cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "provider-eval"
     return Path(base).expanduser() / "dbt-manifests"
 
 

@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     build_memory_limit: Annotated[str, BeforeValidator(_memory)] = "1GB"
     # Staging in worker processes: auto (when there is a lot to stage), True always, False never.
     stage_processes: Annotated[Literal["auto"] | bool, BeforeValidator(_auto_or_bool)] = "auto"
+    # Where dbt's parsed and compiled project is kept between processes (provider_eval/dbt_cache.py);
+    # unset: $XDG_CACHE_HOME/provider-eval (~/.cache/provider-eval). The tests set one per run.
+    cache_dir: Annotated[Path | None, BeforeValidator(lambda v: v or None)] = None
 
 
 def env_name(field: str) -> str:

@@ -1,5 +1,7 @@
 """Shared test setup: a private Prefect home (ephemeral API, no telemetry) and refresh helpers."""
+import fcntl
 import os
+import shutil
 import tempfile
 
 # Before Prefect is imported anywhere: each test session gets its own Prefect database, so runs
@@ -10,6 +12,12 @@ os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ["DO_NOT_TRACK"] = "1"
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+# dbt's parsed and compiled projects go to a cache of this run, never the developer's: a stale or
+# foreign cache entry can neither hide nor cause a failure. The first process to import this file
+# (pytest itself, or xdist's controller) makes it; the workers and subprocesses inherit it.
+if "PROVIDER_EVAL_TEST_RUN_CACHE" not in os.environ:
+    os.environ["PROVIDER_EVAL_TEST_RUN_CACHE"] = tempfile.mkdtemp(prefix="provider-eval-test-cache-")
+os.environ["PROVIDER_EVAL_CACHE_DIR"] = os.environ["PROVIDER_EVAL_TEST_RUN_CACHE"]
 
 from provider_eval import quiet_exit  # noqa: E402
 
@@ -53,10 +61,39 @@ def write_sources(tmp_path: Path, entries: list[dict]) -> Path:
     return path
 
 
+def pytest_unconfigure(config):
+    """The run's cache goes with the run (once, in the process that made it: not in an xdist worker)."""
+    if not hasattr(config, "workerinput"):
+        shutil.rmtree(os.environ["PROVIDER_EVAL_TEST_RUN_CACHE"], ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def sample_warehouse(tmp_path_factory) -> Path:
-    """The bundled sample data refreshed once into a private warehouse for read-only tests."""
-    warehouse = tmp_path_factory.mktemp("sample") / "provider_eval.duckdb"
+    """The bundled sample data refreshed once per run, copied into a private folder for read-only tests.
+
+    Under xdist the first worker to ask refreshes it (the others wait on a lock) and every worker
+    gets its own copy of the published folder: one refresh per run, not one per worker.
+    """
+    mine = tmp_path_factory.mktemp("sample")
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return _refreshed_samples(mine)
+    shared = tmp_path_factory.getbasetemp().parent / "sample-warehouse"  # the run's folder, not a worker's
+    shared.mkdir(exist_ok=True)
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = shared / "published"
+        if not (shared / ".done").exists():
+            _refreshed_samples(built)
+            (shared / ".done").touch()
+    shutil.copytree(built, mine, dirs_exist_ok=True)
+    return mine / WAREHOUSE_NAME
+
+
+WAREHOUSE_NAME = "provider_eval.duckdb"
+
+
+def _refreshed_samples(folder: Path) -> Path:
+    warehouse = folder / WAREHOUSE_NAME
     state = run_refresh(warehouse)
     assert state.is_completed(), state.message
     return warehouse
@@ -70,7 +107,7 @@ def data_dir() -> Path:
 
 # The longest files (make test --durations) start first: `make test` hands whole files to two
 # workers in collection order, and a long file collected last runs alone at the end.
-LONGEST_FILES_FIRST = ("test_faults.py", "test_deployments.py", "test_scheduled_month.py", "test_bench.py",
+LONGEST_FILES_FIRST = ("test_faults.py", "test_deployments.py", "test_faults_concurrent.py", "test_scheduled_month.py", "test_bench.py",
                        "test_incremental_refresh.py")
 
 

@@ -75,17 +75,11 @@ def test_same_bytes_under_another_name_is_a_no_op(world):
     assert one(world, "select count(*) from offer_history where source_name = 'drop-folder'") == [(2,)]
 
 
-def test_rows_are_conserved_per_file(world):
-    rows = one(world, """
-        select m.source_name, m.rows_in, m.rows_accepted, m.rows_quarantined,
-               (select count(*) from quarantine q where q.file_sha256 = m.file_sha256) as in_quarantine
-        from ingest_manifest m where m.status = 'loaded' and m.format like 'quote-%'""")
-    assert rows
-    for source, rows_in, accepted, quarantined, in_quarantine in rows:
-        assert rows_in == accepted + quarantined, source
-        assert in_quarantine == quarantined, source
-    row_cases = {r[0]: r[1:] for r in rows}["row-cases"]
-    assert row_cases[0] == 89 and row_cases[2] > 50
+def test_row_cases_file_counts_every_row(world):
+    # Conservation itself is the assert_rows_conserved data test, which gated this publish.
+    [(rows_in, quarantined)] = one(world, "select distinct rows_in, rows_quarantined from ingest_manifest "
+                                          "where source_name = 'row-cases' and status = 'loaded'")
+    assert rows_in == 89 and quarantined > 50
 
 
 def test_quarantine_rows_name_file_row_and_reason(world):

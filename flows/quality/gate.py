@@ -103,6 +103,7 @@ def _row_level_note(row_level: bool, systemic: bool, failing_pct: float | None, 
 def validate(build_path: Path, docs_dir: Path, now: dt.datetime | None = None) -> GateResult:
     """Validate every suite against frames of the built warehouse; Data Docs are written either way."""
     import great_expectations as gx
+    from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
 
     _quiet_gx()
     now = now or dt.datetime.now(dt.timezone.utc)
@@ -120,14 +121,16 @@ def validate(build_path: Path, docs_dir: Path, now: dt.datetime | None = None) -
             suite.add_expectation(expectation)
         definitions.append(context.validation_definitions.add(
             gx.ValidationDefinition(name=s.name, data=batch, suite=suite)))
-    failures = []
+    failures, documented = [], []
     for definition, s in zip(definitions, suites):
+        # No UpdateDataDocsAction per checkpoint: each would rebuild the site (index included) with
+        # fresh Jinja environments; the pages are built once below, from every run's results.
         checkpoint = context.checkpoints.add(gx.Checkpoint(
             name=f"gate_{s.name}", validation_definitions=[definition],
-            actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=[DOCS_SITE])],
             result_format={"result_format": "SUMMARY"},
         ))
         run = checkpoint.run(batch_parameters={"dataframe": frames[s.name]})
+        documented += [*run.run_results, ExpectationSuiteIdentifier(name=s.name)]
         for validation in run.run_results.values():
             for r in validation.results:
                 if r.success:
@@ -146,6 +149,7 @@ def validate(build_path: Path, docs_dir: Path, now: dt.datetime | None = None) -
                            + _row_level_note(row_level, systemic, failing_pct, meta),
                     blocking=not row_level or systemic,
                 ))
+    context.build_data_docs(site_names=[DOCS_SITE], resource_identifiers=documented)
     return GateResult(success=not any(f.blocking for f in failures), failures=failures,
                       docs_index=docs_dir / "index.html")
 
