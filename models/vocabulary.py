@@ -2,7 +2,7 @@
 
 The pandera contracts check columns against these; the adapters map each format's spellings onto
 them (their alias tables name only these values); the SQL's accepted_values tests on the public
-tables (sql/models/marts/schema.yml) list the same values, held to these by tests/test_vocabulary.py.
+tables (sql/models/marts/schema.yml) list the same values, held to these by tests/config/test_vocabulary.py.
 """
 BILLING_MODELS = ("on_demand", "spot", "monthly", "dedicated", "reserved")
 TIME_UNITS = ("second", "minute", "hour", "month")  # price units and billing granularities

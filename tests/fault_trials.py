@@ -1,4 +1,4 @@
-"""Shared pieces of the fault trials (tests/test_faults*.py): a local Prefect server, the fork zygote,
+"""Shared pieces of the fault trials (tests/flows/test_faults*.py): a local Prefect server, the fork zygote,
 the sample sources with one extra quote file, and the published warehouse's fingerprint."""
 import json
 import os

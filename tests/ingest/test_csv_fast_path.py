@@ -7,7 +7,7 @@ from flows.ingest.adapters import csv_text
 from flows.ingest.adapters.base import FileContext, FileRejected
 from flows.ingest.adapters.quote_columns import OPTIONAL, REQUIRED
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.csv"))
+FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").rglob("*.csv"))
 HEADER = "offer_id,gpu_model,gpus_per_node,price,price_unit,price_scope,billing_model,notes"
 CASES = {
     "plain": f"{HEADER}\na,MI300X,8,2.0,hour,per_gpu,on_demand,x\n b ,MI300X, 8 ,\t2.5 ,hour,per_gpu,spot,\n",

@@ -13,7 +13,7 @@ from provider_eval.cli import app
 from provider_eval.paths import REFERENCE_DIR
 
 GIB = 2**30
-PROBES = Path(__file__).parent / "fixtures" / "probe_outputs"
+PROBES = Path(__file__).parent.parent / "fixtures" / "probe_outputs"
 
 
 def fit(**request):

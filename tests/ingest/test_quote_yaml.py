@@ -3,7 +3,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.test_quote_bad_inputs import stage
+from tests.ingest.test_quote_bad_inputs import stage
 
 YAML = FIXTURES / "quotes" / "yaml"
 LINEAGE = ["source_file", "file_sha256", "row_number"]

@@ -12,7 +12,7 @@ import pytest
 
 from flows.ingest.adapters.file_limits import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_RECORD_BYTES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MiB = 2**20
 # Staging in a fresh process (polars, pandera, the adapters) peaks at a few hundred MiB; parsing the
 # big files whole would add ~16x their size (> 1 GiB): the caps must keep the extra far below that.

@@ -17,7 +17,7 @@ from flows.ingest.land import land_file
 from flows.ingest.stage import stage_files
 from provider_eval.paths import DATA_DIR
 from tests.conftest import FIXTURES
-from tests.test_quote_bad_inputs import NOW, stage
+from tests.ingest.test_quote_bad_inputs import NOW, stage
 
 CATALOGS = DATA_DIR / "samples" / "quotes" / "catalogs"
 BENCH = FIXTURES / "benchmarks"

@@ -9,7 +9,7 @@ import pytest
 from flows.ingest import names
 from flows.ingest.adapters import fields as f
 from tests.conftest import FIXTURES, query, run_refresh, write_sources
-from tests.test_benchmark_adapters import MLPERF_RUN, SYSTEM_JSON, parse
+from tests.ingest.test_benchmark_adapters import MLPERF_RUN, SYSTEM_JSON, parse
 
 # (name as written, where it is written, expected catalog GPU or reason code)
 GPU_NAMES = [

@@ -19,7 +19,7 @@ from tests import fake_host
 from tests.sql_verdict import decide
 
 PROBE = Path(probe.__file__)
-VALIDATIONS = Path(__file__).parent / "fixtures" / "validations"
+VALIDATIONS = Path(__file__).parent.parent / "fixtures" / "validations"
 
 
 def probe_stdout(env: dict, *args: str) -> str:
@@ -125,7 +125,7 @@ def test_a_virtual_function_sold_as_bare_metal_fails(tmp_path, device_id, stated
     assert got.verdict == expected[0]
 
 
-FIXTURES = Path(__file__).parent / "fixtures" / "probe_outputs"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "probe_outputs"
 
 
 def test_pytorch_seeing_fewer_gpus_than_the_tools_is_inconclusive(tmp_path):

@@ -110,7 +110,7 @@ def test_every_deployment_runs_exactly_as_declared(prefect_server, tmp_path):
     """#17: each deployment of prefect.yaml run with no parameter overrides, from outside the checkout."""
     from tests import fake_host
     from tests.sshd import make_keys, running_sshd
-    from tests.test_validate_host import EIGHT_GPU_OFFER
+    from tests.probe.test_validate_host import EIGHT_GPU_OFFER
 
     declared = {d["name"]: d for d in yaml.safe_load(PREFECT_YAML.read_text())["deployments"]}
     assert set(declared) == {"refresh-pricing", "validate-host"}  # a new deployment needs its run here
@@ -189,7 +189,7 @@ def test_validate_host_deployment_runs_on_demand_against_a_real_ssh_host(prefect
 
     from tests import fake_host
     from tests.sshd import make_keys, running_sshd
-    from tests.test_validate_host import EIGHT_GPU_OFFER
+    from tests.probe.test_validate_host import EIGHT_GPU_OFFER
 
     warehouse = tmp_path / "w.duckdb"
     shutil.copy(sample_warehouse, warehouse)

@@ -18,7 +18,7 @@ from provider_eval.exit_codes import ExitCode
 from provider_eval.paths import PROJECT_ROOT, REFERENCE_DIR
 from tests import fake_host
 
-OUT = Path(__file__).parent / "fixtures" / "probe_outputs"
+OUT = Path(__file__).parent.parent / "fixtures" / "probe_outputs"
 PROBE = Path(probe.__file__)
 H100_8 = {"offer_id": "n8", "provider": "p", "gpu_model": "H100 SXM", "gpus_per_node": 8}
 H200_8 = {"offer_id": "h8", "provider": "p", "gpu_model": "H200", "gpus_per_node": 8}

@@ -9,7 +9,7 @@ from flows.ingest import stage
 from flows.ingest.adapters import row_rules
 from flows.ingest.land import LandedFile, sha256_of
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 # Every quote fixture (good, bad, other formats that must be rejected) and the bundled samples.
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "quotes").rglob("*.csv")) + sorted(
     (ROOT / "data" / "samples" / "quotes").glob("*.csv"))

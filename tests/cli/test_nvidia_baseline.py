@@ -13,7 +13,7 @@ from provider_eval.report import _vendor_baseline
 from tests.adapter_context import file_context
 from tests.conftest import query
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NVIDIA = ROOT / "data" / "samples" / "benchmarks" / "mlperf_v4.1" / "closed" / "NVIDIA"
 SUMMARY = NVIDIA / "results" / "H200-SXM-141GBx8_TRT" / "llama2-70b-99" / "{}" / "performance" / "run_1" / "mlperf_log_summary.txt"
 SYSTEM_JSON = NVIDIA / "systems" / "H200-SXM-141GBx8_TRT.json"

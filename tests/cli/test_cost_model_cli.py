@@ -91,7 +91,7 @@ def test_utilisation_is_validated_and_defaults_to_one(tmp_path):
 
 def test_llama2_workload_is_ranked_on_real_mlperf_runs(sample_warehouse):
     """MLPerf v4.1 8 x MI300X Llama2-70B: an offline workload counts the Offline run (23514.8 tok/s) only."""
-    # Since issue 22 NVIDIA's 8 x H200 run of the same benchmark is ranked too (tests/test_nvidia_baseline.py).
+    # Since issue 22 NVIDIA's 8 x H200 run of the same benchmark is ranked too (tests/cli/test_nvidia_baseline.py).
     ranked = query(sample_warehouse, """select gpu_model, gpu_count, billing_model, benchmark_run_ids, hours_billed
                                         from rankings where workload_id = 'llama2-70b-fp8-offline-tokens'
                                         and gpu_model = 'MI300X' order by rank""")
@@ -173,7 +173,7 @@ def test_an_offer_seen_in_two_sources_is_ranked_once(sample_warehouse):
 
 def test_readme_demo_excerpt_matches_what_rank_prints(sample_warehouse):
     """The seed table and the SLO workload's exclusion line in README's demo excerpt are what `rank` prints."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     excerpt = readme.split("### What the demo prints", 1)[1].split("```", 2)[1].splitlines()
     for workload in ("seed-000-same-task", "llama2-70b-fp8-interactive"):
         out = cli("rank", "--workload", workload, "-w", str(sample_warehouse))
@@ -183,7 +183,7 @@ def test_readme_demo_excerpt_matches_what_rank_prints(sample_warehouse):
 
 def test_readme_billing_excerpt_is_what_the_query_prints(sample_warehouse):
     """README's six-month workload table (monthly vs on-demand, break-even) is what its query prints."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     block = readme.split("- `llama2-70b-fp8-six-months` asks", 1)[1].split("```", 2)[1]
     command, *table = [line.strip() for line in block.strip().splitlines()]
     sql = command.removeprefix('$ provider-eval sql "').removesuffix('"')

@@ -11,7 +11,7 @@ from flows.probe import probe
 from tests.sql_verdict import decide
 from tests import fake_host
 
-OUT = Path(__file__).parent / "fixtures" / "probe_outputs"
+OUT = Path(__file__).parent.parent / "fixtures" / "probe_outputs"
 PROBE = Path(probe.__file__)
 MI300X_8 = {"offer_id": "o8", "provider": "p", "gpu_model": "MI300X", "gpus_per_node": 8}
 MI300X_1 = {"offer_id": "o1", "provider": "p", "gpu_model": "MI300X", "gpus_per_node": 1}

@@ -10,7 +10,7 @@ from models.benchmarks import BenchmarkRun
 from models.offers import QuoteObservation
 from models.workloads import Workload
 
-SCHEMA = Path(__file__).resolve().parents[1] / "sql" / "models" / "marts" / "schema.yml"
+SCHEMA = Path(__file__).resolve().parents[2] / "sql" / "models" / "marts" / "schema.yml"
 
 
 def _accepted_values() -> dict[tuple[str, str], list]:

@@ -7,7 +7,7 @@ import pytest
 
 from provider_eval.paths import DATA_DIR
 from tests.conftest import FIXTURES
-from tests.test_quote_bad_inputs import stage
+from tests.ingest.test_quote_bad_inputs import stage
 
 REAL = DATA_DIR / "samples" / "quotes" / "catalogs"
 BUILT = FIXTURES / "catalogs"

@@ -15,7 +15,7 @@ from provider_eval import report
 from tests.conftest import query
 
 CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _write_report(warehouse: Path, out: Path) -> str:
@@ -65,7 +65,7 @@ def test_report_is_one_self_contained_file(sample_report, sample_warehouse):
     # Nothing fetched: no external src/href, no CSS url() or @import (SVG namespaces are not fetches).
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page)
     assert "url(" not in page and "@import" not in page
-    # The one link out: the dbt docs site written beside the warehouse (tests/test_sql_layer_docs.py).
+    # The one link out: the dbt docs site written beside the warehouse (tests/sql/test_sql_layer_docs.py).
     docs = urllib.parse.unquote(re.search(r'<a href="([^"]+)" id="sql-docs">', page).group(1))
     assert (sample_report.parent / docs).resolve() == (sample_warehouse.parent / "dbt_docs" / "index.html").resolve()
     assert (sample_report.parent / docs).is_file()

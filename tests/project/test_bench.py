@@ -10,7 +10,7 @@ from bench.synthetic import SCALES, amd_aliases, generate
 from provider_eval.sql_compiled import compiled_models
 from provider_eval.sql_layer import BUILD_THREADS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 STAGES = {"land", "parse", "validate", "load", "sql_models", "quality_gate", "publish"}
 
 

@@ -7,7 +7,7 @@ import duckdb
 
 from flows.quality.suites import all_suites
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "quality-and-report.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "quality-and-report.md"
 
 
 def _gate_suite_names() -> list[str]:

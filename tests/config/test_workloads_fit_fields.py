@@ -46,7 +46,7 @@ def test_bad_fit_fields_name_the_line_and_field(tmp_path, extra, words):
 
 
 def test_a_qlora_workload_without_a_precision_is_an_nf4_base_not_bf16(tmp_path):
-    """The loader leaves the precision unstated; int_fit_requests reads it as nf4 (tests/test_feasibility_memory.py)."""
+    """The loader leaves the precision unstated; int_fit_requests reads it as nf4 (tests/sql/test_feasibility_memory.py)."""
     row = load_workloads(write(tmp_path, "    model_id: llama-3.1-8b\n    mode: qlora\n")).row(0, named=True)
     assert row["mode"] == "qlora" and row["precision"] is None
 

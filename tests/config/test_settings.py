@@ -8,7 +8,7 @@ from provider_eval import paths, warehouse
 from provider_eval.errors import ConfigError
 from provider_eval.settings import Settings, env_name, get_settings
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def test_the_warehouse_setting_is_read_when_used(monkeypatch, tmp_path):

@@ -14,7 +14,7 @@ from flows.ingest.workloads import load_workloads
 from flows.ingest.yaml_lines import load_yaml_with_lines
 from provider_eval.errors import ConfigError
 from tests.conftest import FIXTURES
-from tests.test_quote_bad_inputs import stage
+from tests.ingest.test_quote_bad_inputs import stage
 
 QUOTE = """quotes:
   - provider: example-host
@@ -82,7 +82,7 @@ def test_a_complex_key_rejects_the_file_naming_the_line(tmp_path):
 
 
 def test_core_schema_values():
-    path = Path(__file__).parent / "fixtures" / "quotes" / "yaml" / "quote_multi.yaml"
+    path = Path(__file__).parent.parent / "fixtures" / "quotes" / "yaml" / "quote_multi.yaml"
     doc = load_yaml_with_lines(path)
     first = doc["quotes"][0]
     assert first["valid_from"] == "2026-11-01"  # dates stay text: the contract parses them

@@ -7,7 +7,7 @@ import pytest
 from provider_eval import dbt_docs_site, report, warehouse_docs
 from provider_eval.paths import SQL_DIR
 from tests.conftest import query, run_refresh
-from tests.test_report import _chromium
+from tests.cli.test_report import _chromium
 
 
 @pytest.fixture(scope="module")
