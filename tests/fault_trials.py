@@ -116,7 +116,9 @@ def refresh_env(tmp_path_factory):
 @pytest.fixture(scope="module")
 def zygote(refresh_env):
     """A warm process that forks a fresh refresh per trial (imports paid once)."""
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "refresh_zygote.py")], cwd=ROOT,
+    # As a module from the root: run as a script, tests/ would be first on sys.path and tests/flows
+    # would shadow the flows package.
+    proc = subprocess.Popen([sys.executable, "-m", "tests.refresh_zygote"], cwd=ROOT,
                             env=refresh_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
 
