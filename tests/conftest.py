@@ -1,4 +1,5 @@
 """Shared test setup: a private Prefect home (ephemeral API, no telemetry) and refresh helpers."""
+import contextlib
 import fcntl
 import os
 import shutil
@@ -50,6 +51,19 @@ def query(warehouse: Path, sql: str, params=None) -> list[tuple]:
     """Read the published warehouse the way an analyst would: a read-only connection."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
         return con.execute(sql, params or []).fetchall()
+
+
+@contextlib.contextmanager
+def left_as_found(folder: Path):
+    """Put a module fixture's folder back as it was when the block ends (a test that refreshes it again)."""
+    # Without this, such a test changes what every later test of the module sees: an order dependency.
+    backup = folder.with_name(folder.name + ".as-found")
+    shutil.copytree(folder, backup, symlinks=True)
+    try:
+        yield
+    finally:
+        shutil.rmtree(folder)
+        backup.rename(folder)
 
 
 def write_sources(tmp_path: Path, entries: list[dict]) -> Path:

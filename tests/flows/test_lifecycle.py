@@ -7,7 +7,7 @@ import pytest
 from flows.ingest.land import LandedFile
 from flows.ingest.versions import Lifecycle, record_reads, version_rows
 from provider_eval.paths import DATA_DIR
-from tests.conftest import query, run_refresh, write_sources
+from tests.conftest import left_as_found, query, run_refresh, write_sources
 
 SAMPLES = DATA_DIR / "samples"
 RANKED = ("select gpu_model, total_cost_usd::varchar from rankings "
@@ -81,22 +81,23 @@ def test_inputs_command_lists_a_sources_files_with_their_state(world):
 
 
 def test_a_file_that_disappears_is_withdrawn_and_comes_back_as_a_new_version(world):
-    warehouse, runs = world["warehouse"], world["runs"]
-    kept = runs.read_bytes()
-    runs.unlink()
-    try:
+    with left_as_found(world["root"]):  # the module's other tests keep the two-version world
+        warehouse, runs = world["warehouse"], world["runs"]
+        kept = runs.read_bytes()
+        runs.unlink()
+        try:
+            assert run_refresh(warehouse, world["sources"]).is_completed()
+            assert query(warehouse, "select count(*) from benchmark_runs") == [(0,)]
+            assert query(warehouse, "select count(*) from rankings where rank is not null") == [(0,)]
+            assert query(warehouse, "select state from input_files where source_name = 'runs' order by version") == [
+                ("superseded",), ("withdrawn",)]
+            assert query(warehouse, "select count(*) from ingest_manifest where source_name = 'runs'") == [(2,)]
+        finally:
+            runs.write_bytes(kept)
         assert run_refresh(warehouse, world["sources"]).is_completed()
-        assert query(warehouse, "select count(*) from benchmark_runs") == [(0,)]
-        assert query(warehouse, "select count(*) from rankings where rank is not null") == [(0,)]
-        assert query(warehouse, "select state from input_files where source_name = 'runs' order by version") == [
-            ("superseded",), ("withdrawn",)]
-        assert query(warehouse, "select count(*) from ingest_manifest where source_name = 'runs'") == [(2,)]
-    finally:
-        runs.write_bytes(kept)
-    assert run_refresh(warehouse, world["sources"]).is_completed()
-    assert query(warehouse, RANKED) == SEED_ANSWER
-    assert query(warehouse, "select version, state from input_files where source_name = 'runs' order by version") == [
-        (1, "superseded"), (2, "superseded"), (3, "current")]
+        assert query(warehouse, RANKED) == SEED_ANSWER
+        assert query(warehouse, "select version, state from input_files where source_name = 'runs' order by version") == [
+            (1, "superseded"), (2, "superseded"), (3, "current")]
 
 
 def _landed(source, sha, path, at):

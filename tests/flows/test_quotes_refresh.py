@@ -7,7 +7,7 @@ import pytest
 
 from flows.refresh import PUBLIC_TABLES
 from provider_eval.paths import DATA_DIR
-from tests.conftest import FIXTURES, query, run_refresh, write_sources
+from tests.conftest import FIXTURES, left_as_found, query, run_refresh, write_sources
 
 QUOTES = FIXTURES / "quotes"
 
@@ -150,13 +150,14 @@ def test_the_seed_example_still_ranks(world):
 
 def test_reserialised_content_adds_no_history_row(world, tmp_path_factory):
     """#36: the same offers in another serialisation arrive in the drop folder: a new file, no new row."""
-    shutil.copy(QUOTES / "reserialised.csv", world["drop"] / "reserialised.csv")
-    try:
-        state = run_refresh(world["warehouse"], world["sources"])
-        assert state.is_completed(), state.message
-        assert one(world, "select count(*) from offer_history where source_name = 'drop-folder'") == [(2,)]
-        assert one(world, "select min(times_observed) from offer_history where source_name = 'drop-folder'") == [(2,)]
-        assert sorted(one(world, "select status from ingest_manifest where source_name = 'drop-folder'")) == [
-            ("loaded",), ("loaded",)]
-    finally:
-        (world["drop"] / "reserialised.csv").unlink()
+    with left_as_found(world["root"]):  # the module's other tests keep the world they were given
+        shutil.copy(QUOTES / "reserialised.csv", world["drop"] / "reserialised.csv")
+        try:
+            state = run_refresh(world["warehouse"], world["sources"])
+            assert state.is_completed(), state.message
+            assert one(world, "select count(*) from offer_history where source_name = 'drop-folder'") == [(2,)]
+            assert one(world, "select min(times_observed) from offer_history where source_name = 'drop-folder'") == [(2,)]
+            assert sorted(one(world, "select status from ingest_manifest where source_name = 'drop-folder'")) == [
+                ("loaded",), ("loaded",)]
+        finally:
+            (world["drop"] / "reserialised.csv").unlink()
