@@ -1,6 +1,5 @@
 """Files that change over time (#17): a file corrected in place supersedes its old version, a file
 that disappears is withdrawn; history keeps both, the current state uses only what is there now."""
-import shutil
 
 import pytest
 

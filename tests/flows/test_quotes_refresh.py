@@ -1,7 +1,6 @@
 """Quotes through the real refresh flow: bad files beside good ones, FX, scope, staleness, idempotency."""
 import shutil
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 

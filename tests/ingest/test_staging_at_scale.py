@@ -12,7 +12,7 @@ from flows.ingest.stage import stage_file
 from flows.ingest.validate import validate_frame, validate_frames
 from flows.stage_inputs import MAX_FILES_PER_BATCH, batches
 from models import CONTRACTS
-from tests.conftest import query, run_refresh, write_sources
+from tests.conftest import left_as_found, query, run_refresh, write_sources
 
 HEADER = "provider,offer_id,gpu_model,gpus_per_node,price,currency,price_unit,price_scope,billing_model,observed_at\n"
 
@@ -74,20 +74,21 @@ SNAPSHOT = "select offer_id, usd_per_gpu_hour, source_name from offer_history or
 
 def test_a_refresh_stages_only_files_it_has_not_staged_before(cached_warehouse, monkeypatch):
     root, sources, warehouse = cached_warehouse
-    before = query(warehouse, SNAPSHOT)
-    manifest = query(warehouse, "select file_sha256, status, rows_in, rows_accepted from ingest_manifest order by 1")
-    parsed = []
-    real = stage_module.parse_files
-    monkeypatch.setattr(stage_module, "parse_files",
-                        lambda batch: parsed.extend(lf.original_path for lf, *_ in batch) or real(batch))
-    assert run_refresh(warehouse, sources=sources).is_completed()
-    assert parsed == [] and query(warehouse, SNAPSHOT) == before
-    assert query(warehouse, "select file_sha256, status, rows_in, rows_accepted from ingest_manifest order by 1") == manifest
-    _quote_file(root / "quotes" / "c.csv", 1, price="4.00")
-    assert run_refresh(warehouse, sources=sources).is_completed()
-    assert [Path(p).name for p in parsed] == ["c.csv"]
-    assert len(query(warehouse, SNAPSHOT)) == len(before) + 1
-    assert len(list((warehouse.parent / "staged-cache" / warehouse.name).iterdir())) == 3
+    with left_as_found(root):  # c.csv and its refresh stay out of the module's other tests
+        before = query(warehouse, SNAPSHOT)
+        manifest = query(warehouse, "select file_sha256, status, rows_in, rows_accepted from ingest_manifest order by 1")
+        parsed = []
+        real = stage_module.parse_files
+        monkeypatch.setattr(stage_module, "parse_files",
+                            lambda batch: parsed.extend(lf.original_path for lf, *_ in batch) or real(batch))
+        assert run_refresh(warehouse, sources=sources).is_completed()
+        assert parsed == [] and query(warehouse, SNAPSHOT) == before
+        assert query(warehouse, "select file_sha256, status, rows_in, rows_accepted from ingest_manifest order by 1") == manifest
+        _quote_file(root / "quotes" / "c.csv", 1, price="4.00")
+        assert run_refresh(warehouse, sources=sources).is_completed()
+        assert [Path(p).name for p in parsed] == ["c.csv"]
+        assert len(query(warehouse, SNAPSHOT)) == len(before) + 1
+        assert len(list((warehouse.parent / "staged-cache" / warehouse.name).iterdir())) == 3
 
 
 def test_changed_staging_code_or_reference_data_restages_everything(cached_warehouse, monkeypatch):

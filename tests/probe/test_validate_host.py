@@ -15,7 +15,7 @@ from flows.probe import ssh_runner
 from flows.probe.validate import OfferNotFound, validate_host
 from provider_eval.paths import PROJECT_ROOT
 from tests import fake_host
-from tests.conftest import query, run_refresh
+from tests.conftest import left_as_found, query, run_refresh
 from tests.sshd import known_hosts_line, make_keys, running_sshd
 
 EIGHT_GPU_OFFER = "amd-devcloud-mi300x-8"  # MI300X × 8 in data/samples/quotes/public_price_points.csv
@@ -195,49 +195,50 @@ def test_a_host_that_never_sends_a_banner_times_out(tmp_path, keys):
 
 
 def test_flow_records_validations_and_the_refresh_reranks(tmp_path, keys, warehouse):
-    from flows.validate_host import validate_host as validate_flow
+    with left_as_found(warehouse.parent):  # its damaged evidence and refreshes stay out of the module's other tests
+        from flows.validate_host import validate_host as validate_flow
 
-    with host_with(tmp_path, keys, fake_host.mi300x_host(tmp_path / "host", count=1)) as server:
-        passed = validate(server, warehouse, MI300X_OFFER)
-        state = validate_flow(host="127.0.0.1", offer_id=MI325X_OFFER, user=server.user, port=server.port,
-                              identity_file=str(server.identity_file), known_hosts=str(server.known_hosts),
-                              warehouse_path=str(warehouse), bench=False, return_state=True)
-    failed = state.result()
-    assert passed["verdict"] == "pass" and failed["verdict"] == "fail"
-    # Damaged evidence files are quarantined with their reason, never fatal to this or any later refresh.
-    folder = Path(failed["evidence_path"]).parent
-    (folder / "val-damaged.json").write_text("{not json")
-    wrong = {**failed, "validation_id": "val-wrong-types", "validated_at": "yesterday", "measured": [1, 2],
-             "quoted_gpu_count": "eight", "port": 1e400}
-    (folder / "val-wrong-types.json").write_text(json.dumps(wrong))
-    assert run_refresh(warehouse).is_completed()
-    assert run_refresh(warehouse).is_completed()
-    # Evidence is an input like any other (format probe-json): quarantine names the file, the manifest counts it.
-    bad = dict(query(warehouse, "select file, detail from quarantine where reason_code = 'EVIDENCE_INVALID' "
-                                "and source_name = 'hardware-validations'"))
-    assert "not readable JSON" in bad["val-damaged.json"]
-    assert {"validated_at", "quoted_gpu_count", "port"} <= {p.split(":")[0] for p in bad["val-wrong-types.json"].split("; ")}
-    manifest = dict(query(warehouse, "select original_path, rows_in::varchar || '/' || rows_accepted || '/' || rows_quarantined "
-                                     "from ingest_manifest where format = 'probe-json'"))
-    assert manifest[str(folder / "val-damaged.json")] == "1/0/1"
-    assert manifest[failed["evidence_path"]] == "1/1/0"
-    # What validate-host prints (the SQL models on the one record) is what the warehouse says after the refresh.
-    from provider_eval import validation_sql
-    for done in (passed, failed):
-        printed = validation_sql.decide(Path(done["evidence_path"]))
-        assert query(warehouse, "select verdict, reasons, recorded_verdict from hardware_validations where validation_id = ?",
-                     [done["validation_id"]]) == [(printed.verdict, printed.reasons, done["verdict"])]
-        assert query(warehouse, "select count(*) from validation_checks where validation_id = ?",
-                     [done["validation_id"]])[0][0] == len(printed.checks)
-    rows = query(warehouse, "select validation_id, verdict, is_latest_for_offer from hardware_validations "
-                            "where offer_id = ? order by validated_at", [MI325X_OFFER])
-    assert (failed["validation_id"], "fail", True) in rows
-    excluded = query(warehouse, "select distinct exclusion_reasons from workload_costs where offer_id = ?", [MI325X_OFFER])
-    assert excluded and all("VALIDATION_FAILED" in r[0] for r in excluded)
-    assert query(warehouse, "select count(*) from rankings where offer_id = ?", [MI325X_OFFER])[0][0] == 0
-    ranked = query(warehouse, "select distinct validation_verdict, validation_id from rankings where offer_id = ?",
-                   [MI300X_OFFER])
-    assert ranked == [("pass", passed["validation_id"])]
+        with host_with(tmp_path, keys, fake_host.mi300x_host(tmp_path / "host", count=1)) as server:
+            passed = validate(server, warehouse, MI300X_OFFER)
+            state = validate_flow(host="127.0.0.1", offer_id=MI325X_OFFER, user=server.user, port=server.port,
+                                  identity_file=str(server.identity_file), known_hosts=str(server.known_hosts),
+                                  warehouse_path=str(warehouse), bench=False, return_state=True)
+        failed = state.result()
+        assert passed["verdict"] == "pass" and failed["verdict"] == "fail"
+        # Damaged evidence files are quarantined with their reason, never fatal to this or any later refresh.
+        folder = Path(failed["evidence_path"]).parent
+        (folder / "val-damaged.json").write_text("{not json")
+        wrong = {**failed, "validation_id": "val-wrong-types", "validated_at": "yesterday", "measured": [1, 2],
+                 "quoted_gpu_count": "eight", "port": 1e400}
+        (folder / "val-wrong-types.json").write_text(json.dumps(wrong))
+        assert run_refresh(warehouse).is_completed()
+        assert run_refresh(warehouse).is_completed()
+        # Evidence is an input like any other (format probe-json): quarantine names the file, the manifest counts it.
+        bad = dict(query(warehouse, "select file, detail from quarantine where reason_code = 'EVIDENCE_INVALID' "
+                                    "and source_name = 'hardware-validations'"))
+        assert "not readable JSON" in bad["val-damaged.json"]
+        assert {"validated_at", "quoted_gpu_count", "port"} <= {p.split(":")[0] for p in bad["val-wrong-types.json"].split("; ")}
+        manifest = dict(query(warehouse, "select original_path, rows_in::varchar || '/' || rows_accepted || '/' || rows_quarantined "
+                                         "from ingest_manifest where format = 'probe-json'"))
+        assert manifest[str(folder / "val-damaged.json")] == "1/0/1"
+        assert manifest[failed["evidence_path"]] == "1/1/0"
+        # What validate-host prints (the SQL models on the one record) is what the warehouse says after the refresh.
+        from provider_eval import validation_sql
+        for done in (passed, failed):
+            printed = validation_sql.decide(Path(done["evidence_path"]))
+            assert query(warehouse, "select verdict, reasons, recorded_verdict from hardware_validations where validation_id = ?",
+                         [done["validation_id"]]) == [(printed.verdict, printed.reasons, done["verdict"])]
+            assert query(warehouse, "select count(*) from validation_checks where validation_id = ?",
+                         [done["validation_id"]])[0][0] == len(printed.checks)
+        rows = query(warehouse, "select validation_id, verdict, is_latest_for_offer from hardware_validations "
+                                "where offer_id = ? order by validated_at", [MI325X_OFFER])
+        assert (failed["validation_id"], "fail", True) in rows
+        excluded = query(warehouse, "select distinct exclusion_reasons from workload_costs where offer_id = ?", [MI325X_OFFER])
+        assert excluded and all("VALIDATION_FAILED" in r[0] for r in excluded)
+        assert query(warehouse, "select count(*) from rankings where offer_id = ?", [MI325X_OFFER])[0][0] == 0
+        ranked = query(warehouse, "select distinct validation_verdict, validation_id from rankings where offer_id = ?",
+                       [MI300X_OFFER])
+        assert ranked == [("pass", passed["validation_id"])]
 
 
 def test_a_hostile_host_over_ssh_is_inconclusive_and_printed_clean(tmp_path, keys, warehouse):
