@@ -5,33 +5,18 @@
 -- here, AMD's software_stack (compat_checks' SQL, run by validate-host on the measured stack), and
 -- every check of a record whose raw probe output is missing are the recorded ones, marked so in
 -- source_of_rule (int_validation_recorded_checks).
+{#- Each model decides one group of checks; all give the same columns. -#}
+{%- set check_models = ['int_validation_host_checks', 'int_validation_gpu_checks', 'int_validation_stack_checks',
+    'int_validation_bench_checks', 'int_validation_recorded_checks', 'int_validation_run_checks',
+    'int_validation_partition_checks', 'int_validation_nvidia_checks', 'int_validation_deep_checks'] %}
 with checks as (
+    {%- for check_model in check_models %}
     select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_host_checks') }}
+    from {{ ref(check_model) }}
+    {%- if not loop.last %}
     union all
-    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_gpu_checks') }}
-    union all
-    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_stack_checks') }}
-    union all
-    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_bench_checks') }}
-    union all
-    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_recorded_checks') }}
-    union all
-    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_run_checks') }}
-    union all
-    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_partition_checks') }}
-    union all
-    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_nvidia_checks') }}
-    union all
-    select validation_id, check_order, tie, check_name, status, measured, expected, message, source_of_rule
-    from {{ ref('int_validation_deep_checks') }}
+    {%- endif %}
+    {%- endfor %}
 )
 
 select
