@@ -121,8 +121,8 @@ def data_dir() -> Path:
 
 # The longest files (make test --durations) start first: `make test` hands whole files to two
 # workers in collection order, and a long file collected last runs alone at the end.
-LONGEST_FILES_FIRST = ("test_faults.py", "test_deployments.py", "test_faults_concurrent.py", "test_scheduled_month.py", "test_bench.py",
-                       "test_incremental_refresh.py")
+LONGEST_FILES_FIRST = ("test_faults.py", "test_deployments.py", "test_faults_concurrent.py", "test_scheduled_month.py",
+                       "test_validate_host.py", "test_bench.py", "test_incremental_refresh.py")
 
 
 def pytest_collection_modifyitems(items):
