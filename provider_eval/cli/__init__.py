@@ -7,6 +7,9 @@ import os
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# Prefect waits 20 s for its temporary local server to start; a busy 2-core machine can need more,
+# and a refresh that gives up there has done nothing wrong. 90 s, still overridable.
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 
 import sys  # noqa: E402
 
