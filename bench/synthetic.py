@@ -49,7 +49,7 @@ QUOTE_INTERVAL_MIN = 15  # a catalog scrape every 15 minutes
 def amd_aliases() -> dict[str, str]:
     """Every alias in data/reference/gpu_aliases.csv whose catalog model is an AMD GPU."""
     with open(REFERENCE_DIR / "gpus.csv", newline="", encoding="utf-8") as fh:
-        amd = {r["model"] for r in csv.DictReader(fh) if r["vendor"] == "AMD"}
+        amd = {r["gpu_model"] for r in csv.DictReader(fh) if r["vendor"] == "AMD"}
     with open(REFERENCE_DIR / "gpu_aliases.csv", newline="", encoding="utf-8") as fh:
         return {r["alias"]: r["gpu_model"] for r in csv.DictReader(fh) if r["gpu_model"] in amd}
 

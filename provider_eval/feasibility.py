@@ -104,6 +104,6 @@ def load_catalog(reference_dir: Path = REFERENCE_DIR) -> Catalog:
         return Catalog(
             model_ids=column("select model_id from ref.llm_models order by 1"),
             precisions=column("select precision from ref.precisions order by 1"),
-            gpu_models=column("select model from ref.gpus order by 1"),
+            gpu_models=column("select gpu_model from ref.gpus order by 1"),
             reference_dir=reference_dir,
         )

@@ -173,12 +173,12 @@ def gpu_names(reference_dir: Path = REFERENCE_DIR) -> GpuNames:
     """The GPU rules' tables from data/reference (gpus.csv, gpu_aliases.csv, gpu_ambiguous_names.csv)."""
     catalog = []
     for row in reference.rows("gpus.csv", reference_dir):
-        parsed = parse_gpu(row["model"])
+        parsed = parse_gpu(row["gpu_model"])
         # The catalog's form factor column ("SXM5", "OAM", "PCIe card") when the name does not say it.
         ff = parsed.form_factor or _form_factor((row.get("form_factor") or "").lower().split(" ")[0])
         mtype = (row.get("memory_type") or "").lower().split(" ")[0] or None
         mem = float(row["memory_gb_marketed"]) if row.get("memory_gb_marketed") else None
-        catalog.append(CatalogGpu(row["model"], ParsedGpu(parsed.core, ff), mem, mtype))
+        catalog.append(CatalogGpu(row["gpu_model"], ParsedGpu(parsed.core, ff), mem, mtype))
     aliases = {_key(r["alias"]): r["gpu_model"] for r in reference.rows("gpu_aliases.csv", reference_dir)}
     ambiguous = {parse_gpu(r["name"]).core: [v.strip() for v in r["variants"].split("|")]
                  for r in reference.rows("gpu_ambiguous_names.csv", reference_dir)}

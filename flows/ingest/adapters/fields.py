@@ -189,5 +189,5 @@ def currency(expr: pl.Expr) -> pl.Expr:
 @lru_cache(maxsize=1)
 def catalog_memory_gb() -> dict[str, float]:
     """Catalog model → marketed memory per GPU in GB, from data/reference/gpus.csv."""
-    return {row["model"]: float(row["memory_gb_marketed"]) for row in reference.rows("gpus.csv")
+    return {row["gpu_model"]: float(row["memory_gb_marketed"]) for row in reference.rows("gpus.csv")
             if row.get("memory_gb_marketed")}

@@ -19,9 +19,9 @@ precisions as (
 ),
 
 gpus as (
-    select g.model as gpu_model, g.vendor, g.precisions_native, m.memory_bytes, m.memory_basis, m.memory_source
+    select g.gpu_model, g.vendor, g.precisions_native, m.memory_bytes, m.memory_basis, m.memory_source
     from {{ source('ref', 'gpus') }} as g
-    left join {{ ref('int_gpu_memory') }} as m on m.gpu_model = g.model
+    left join {{ ref('int_gpu_memory') }} as m on m.gpu_model = g.gpu_model
 ),
 
 engines as (

@@ -10,7 +10,7 @@ quoted as (
     select v.*, coalesce(c.vendor = 'NVIDIA', false) as nvidia_quote, c.memory_gb_marketed,
         c.source as catalog_source
     from {{ ref('stg_hardware_validations') }} as v
-    left join catalog as c on c.model = v.quoted_gpu_model
+    left join catalog as c on c.gpu_model = v.quoted_gpu_model
     where v.probe_decidable
 ),
 
