@@ -69,17 +69,17 @@ def found_gpus(probe: dict | None) -> list[dict]:
     return gpus
 
 
-def self_quote(probe: dict | None, ref: verdict.Reference, model: str | None, count: int | None) -> dict | None:
-    """The quote to check against: the one given, else the model and count of the GPUs found (None: no GPU)."""
+def self_quote(probe: dict | None, ref: verdict.Reference, gpu_model: str | None, count: int | None) -> dict | None:
+    """The quote to check against: the one given, else the gpu_model and count of the GPUs found (None: no GPU)."""
     gpus = found_gpus(probe)
     if not gpus:
         return None
-    if not model:
-        models, _ = verdict.identify(gpus[0], ref)
-        model = models[0] if len(models) == 1 else None
-    if not model:
+    if not gpu_model:
+        candidates, _ = verdict.identify(gpus[0], ref)
+        gpu_model = candidates[0] if len(candidates) == 1 else None
+    if not gpu_model:
         return None
-    return {"offer_id": "device-check", "provider": "device-check", "gpu_model": model,
+    return {"offer_id": "device-check", "provider": "device-check", "gpu_model": gpu_model,
             "gpus_per_node": count or max(len(gpus), 1)}
 
 

@@ -50,10 +50,10 @@ def feasibility_seconds(published: Path, repeats: int) -> tuple[float, dict]:
     from provider_eval import sql_compiled
     from provider_eval.paths import SQL_DIR
 
-    models = sql_compiled.compiled_models(SQL_DIR)
+    sql_models = sql_compiled.compiled_models(SQL_DIR)
     inputs = {"int_fit_requests", "int_compat_requests"}
-    chain = sql_compiled.upstream(models, "int_memory_fit", inputs) + \
-        sql_compiled.upstream(models, "int_compat_checks", inputs)
+    chain = sql_compiled.upstream(sql_models, "int_memory_fit", inputs) + \
+        sql_compiled.upstream(sql_models, "int_compat_checks", inputs)
     with duckdb.connect() as con:
         con.execute("set TimeZone = 'UTC'")
         con.execute(f"attach '{published}' as published (read_only)")

@@ -47,14 +47,14 @@ QUOTE_INTERVAL_MIN = 15  # a catalog scrape every 15 minutes
 
 
 def amd_aliases() -> dict[str, str]:
-    """Every alias in data/reference/gpu_aliases.csv whose catalog model is an AMD GPU."""
+    """Every alias in data/reference/gpu_aliases.csv whose catalog gpu_model is an AMD GPU."""
     with open(REFERENCE_DIR / "gpus.csv", newline="", encoding="utf-8") as fh:
-        amd = {r["model"] for r in csv.DictReader(fh) if r["vendor"] == "AMD"}
+        amd = {r["gpu_model"] for r in csv.DictReader(fh) if r["vendor"] == "AMD"}
     with open(REFERENCE_DIR / "gpu_aliases.csv", newline="", encoding="utf-8") as fh:
         return {r["alias"]: r["gpu_model"] for r in csv.DictReader(fh) if r["gpu_model"] in amd}
 
 
-def _models() -> list[str]:
+def _llm_model_ids() -> list[str]:
     with open(REFERENCE_DIR / "llm_models.csv", newline="", encoding="utf-8") as fh:
         return [r["model_id"] for r in csv.DictReader(fh)]
 
@@ -128,12 +128,12 @@ def write_quotes(out: Path, scale: Scale, offers: pl.DataFrame, now: dt.datetime
 
 
 def workloads(scale: Scale, rng: np.random.Generator) -> list[dict]:
-    """Inference workloads over the catalog's models, precisions, engines and context lengths."""
-    models = _models()
+    """Inference workloads over the LLM catalog's models, precisions, engines and context lengths."""
+    model_ids = _llm_model_ids()
     out = []
     for i in range(scale.workloads):
         w = {"id": f"bench-w{i:03d}", "kind": "inference", "unit": "requests", "quantity": 100_000,
-             "model_id": models[i % len(models)], "precision": PRECISIONS[i % len(PRECISIONS)],
+             "model_id": model_ids[i % len(model_ids)], "precision": PRECISIONS[i % len(PRECISIONS)],
              "context_tokens": int(rng.choice([4096, 8192, 32768])), "concurrency": int(rng.choice([1, 8, 32]))}
         engine = ENGINES[i % len(ENGINES)]
         if engine:

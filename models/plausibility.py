@@ -23,7 +23,7 @@ def _peak_flops() -> dict[str, float]:
     for row in reference.rows("gpus.csv"):
         peaks = [float(row[c]) for c in ("bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops") if row[c]]
         if peaks:
-            out[row["model"]] = 2 * max(peaks) * 1e12
+            out[row["gpu_model"]] = 2 * max(peaks) * 1e12
     return out
 
 

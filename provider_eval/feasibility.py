@@ -30,25 +30,25 @@ COMPAT_COLUMNS = {
 
 def run(inputs: list[dict], input_table: str, columns: dict[str, str], result_table: str,
         sql_dir: Path = SQL_DIR, reference_dir: Path = REFERENCE_DIR) -> tuple[list[str], list[tuple]]:
-    """Load reference data into memory, add the input rows, build the result model and read it."""
-    models = sql_compiled.compiled_models(sql_dir)
-    chain = sql_compiled.upstream(models, result_table, {input_table})
+    """Load reference data into memory, add the input rows, build the result SQL model and read it."""
+    sql_models = sql_compiled.compiled_models(sql_dir)
+    chain = sql_compiled.upstream(sql_models, result_table, {input_table})
     with duckdb.connect() as con:
         sql_compiled.create_schemas(con)
         load_reference(con, reference_dir)
         # One-row checks run on the bundled catalog alone: no model-config source is declared.
         load_empty(con, "model_configs", ModelConfig)
-        table = f'{models[input_table].schema}."{input_table}"'
+        table = f'{sql_models[input_table].schema}."{input_table}"'
         con.execute(f"create table {table} (" + ", ".join(f"{c} {t}" for c, t in columns.items()) + ")")
         con.executemany(f"insert into {table} values (" + ", ".join("?" for _ in columns) + ")",
                         [[row.get(c) for c in columns] for row in inputs])
         sql_compiled.build(con, chain)
-        cur = con.execute(f'select * from {models[result_table].schema}."{result_table}"')
+        cur = con.execute(f'select * from {sql_models[result_table].schema}."{result_table}"')
         return [d[0] for d in cur.description], cur.fetchall()
 
 
 def check_fit_many(requests: list[dict], **kw) -> list[dict]:
-    """Memory fit of each model × precision × GPU × count, computed together by int_memory_fit.sql."""
+    """Memory fit of each LLM × precision × GPU × count, computed together by int_memory_fit.sql."""
     keyed = [{**r, "workload_id": f"request-{i}"} for i, r in enumerate(requests)]
     cols, rows = run(keyed, FIT_INPUT, FIT_COLUMNS, FIT_RESULT, **kw)
     by_id = {row[cols.index("workload_id")]: dict(zip(cols, row)) for row in rows}
@@ -56,7 +56,7 @@ def check_fit_many(requests: list[dict], **kw) -> list[dict]:
 
 
 def check_fit(request: dict, **kw) -> dict:
-    """Memory fit of one model × precision × GPU × count, computed by int_memory_fit.sql."""
+    """Memory fit of one LLM × precision × GPU × count, computed by int_memory_fit.sql."""
     return check_fit_many([request], **kw)[0]
 
 
@@ -74,7 +74,7 @@ def check_compat(request: dict, **kw) -> dict:
 
 @dataclass(frozen=True)
 class Catalog:
-    """What check-fit and check-compat accept: model ids, precisions, GPU models and their aliases."""
+    """What check-fit and check-compat accept: LLM model ids, precisions, GPU models and their aliases."""
 
     model_ids: list[str]
     precisions: list[str]
@@ -91,7 +91,7 @@ class Catalog:
         return None if got.gpu_model else f"{got.reason_code}: {got.detail}"
 
     def resolve_model(self, name: str) -> str | None:
-        """The catalog model_id for a model name or Hugging Face repo id (names.py rules), or None."""
+        """The catalog model_id for an LLM name or Hugging Face repo id (names.py rules), or None."""
         return names.resolve_model(name, self.reference_dir).model_id
 
 
@@ -104,6 +104,6 @@ def load_catalog(reference_dir: Path = REFERENCE_DIR) -> Catalog:
         return Catalog(
             model_ids=column("select model_id from ref.llm_models order by 1"),
             precisions=column("select precision from ref.precisions order by 1"),
-            gpu_models=column("select model from ref.gpus order by 1"),
+            gpu_models=column("select gpu_model from ref.gpus order by 1"),
             reference_dir=reference_dir,
         )

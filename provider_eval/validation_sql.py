@@ -40,8 +40,8 @@ def decide(record_path: Path, sql_dir: Path = SQL_DIR, reference_dir: Path = REF
     parsed = probe_json.parse(ctx)
     if parsed.quarantined.height:
         raise ValueError(f"{record_path}: {parsed.quarantined['detail'][0]}")
-    models = sql_compiled.compiled_models(sql_dir)
-    chain = {m.name: m for target in (CHECKS, VERDICTS) for m in sql_compiled.upstream(models, target)}
+    sql_models = sql_compiled.compiled_models(sql_dir)
+    chain = {m.name: m for target in (CHECKS, VERDICTS) for m in sql_compiled.upstream(sql_models, target)}
     with duckdb.connect() as con:
         con.execute("set TimeZone = 'UTC'")
         sql_compiled.create_schemas(con)
@@ -54,7 +54,7 @@ def decide(record_path: Path, sql_dir: Path = SQL_DIR, reference_dir: Path = REF
             con.execute(f'insert into raw."{table}" by name select * from __rows')
             con.unregister("__rows")
         sql_compiled.build(con, list(chain.values()))
-        verdict, reasons = con.execute(f'select verdict, reasons from {models[VERDICTS].schema}."{VERDICTS}"').fetchone()
-        cur = con.execute(f'select * exclude (validation_id) from {models[CHECKS].schema}."{CHECKS}" order by check_number')
+        verdict, reasons = con.execute(f'select verdict, reasons from {sql_models[VERDICTS].schema}."{VERDICTS}"').fetchone()
+        cur = con.execute(f'select * exclude (validation_id) from {sql_models[CHECKS].schema}."{CHECKS}" order by check_number')
         cols = [d[0] for d in cur.description]
         return SqlVerdict(verdict, list(reasons), [dict(zip(cols, row)) for row in cur.fetchall()])

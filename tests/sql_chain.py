@@ -181,7 +181,7 @@ def _vendors() -> dict[str, str]:
     import csv
 
     with open(REFERENCE_DIR / "gpus.csv", encoding="utf-8") as f:
-        return {r["model"]: r["vendor"] for r in csv.DictReader(f)}
+        return {r["gpu_model"]: r["vendor"] for r in csv.DictReader(f)}
 
 
 def _vendor(gpu_model: str) -> str | None:

@@ -3,17 +3,17 @@
 Every adapter, the CLI and feasibility go through here (docs/quarantine.md "How names are resolved").
 GPU rules, in order:
   1. ™ ® © are dropped; any other character outside printable ASCII is refused (homoglyphs, NBSP,
-     zero-width, full-width are never folded into a real model).
+     zero-width, full-width are never folded into a real GPU name).
   2. Case-folded; `_ - / ( ) [ ] ,` are separators.
   3. An exact row of data/reference/gpu_aliases.csv wins (true aliases: "MI300X-O", "H100 80GB HBM3").
   4. Otherwise the words are read: vendor/family words (AMD, NVIDIA, Instinct, Radeon, Tesla, GeForce,
      Accelerator, GPU) are dropped; a form factor (OAM, SXM[n], PCIe, NVL) must agree with the
      catalog's; partition and power suffixes (NPS1/NPS4, SPX/DPX/QPX/CPX, 750W) and an SR-IOV "VF"
      are dropped; a memory size and type ("192GB HBM3") must agree with the catalog (else
-     VRAM_MISMATCH). What is left is matched to a catalog model read the same way.
+     VRAM_MISMATCH). What is left is matched to a catalog gpu_model read the same way.
   5. A family name covering several variants (gpu_ambiguous_names.csv: "H100", "MI300") stays
      GPU_VARIANT_UNKNOWN unless its form factor or memory leaves exactly one variant.
-Model rules: case-folded; a Hugging Face repo id's organisation is dropped; the catalog's model_id,
+LLM (model_id) rules: case-folded; a Hugging Face repo id's organisation is dropped; the catalog's model_id,
 hf_name and hf_repo_ids match; else the usual release/quantisation suffixes are stripped one by one
 (-Instruct, -Chat, -hf, -FP8, -FP8-KV, -FP8-dynamic, -AWQ, -GPTQ, -MXFP4, …). A stripped suffix
 that names a precision is kept as `implied_precision`.
@@ -57,7 +57,7 @@ class ParsedGpu:
 
 @dataclass(frozen=True)
 class GpuResolution:
-    """A name's catalog model, or the reason code and message why it has none."""
+    """A name's catalog gpu_model, or the reason code and message why it has none."""
 
     gpu_model: str | None
     reason_code: str | None = None
@@ -95,7 +95,7 @@ def _key(name: str) -> str:
 class CatalogGpu:
     """A catalog GPU as the rules compare it."""
 
-    model: str
+    gpu_model: str
     parsed: ParsedGpu
     memory_gb: float | None
     memory_type: str | None
@@ -154,12 +154,12 @@ class GpuNames:
                 abs(parsed.memory_gb - gpu.memory_gb) > gpu.memory_gb * VRAM_MISMATCH_TOLERANCE:
             return GpuResolution(None, "VRAM_MISMATCH",
                                  f"gpu_model '{name}' states {parsed.memory_gb:g} GB; the catalog's "
-                                 f"{gpu.model} has {gpu.memory_gb:g} GB")
+                                 f"{gpu.gpu_model} has {gpu.memory_gb:g} GB")
         if parsed.memory_type and gpu.memory_type and parsed.memory_type != gpu.memory_type:
             return GpuResolution(None, "VRAM_MISMATCH",
                                  f"gpu_model '{name}' states {parsed.memory_type.upper()}; the catalog's "
-                                 f"{gpu.model} has {gpu.memory_type.upper()}")
-        return GpuResolution(gpu.model)
+                                 f"{gpu.gpu_model} has {gpu.memory_type.upper()}")
+        return GpuResolution(gpu.gpu_model)
 
 
 def _agrees(variant: ParsedGpu, stated: ParsedGpu) -> bool:
@@ -173,12 +173,12 @@ def gpu_names(reference_dir: Path = REFERENCE_DIR) -> GpuNames:
     """The GPU rules' tables from data/reference (gpus.csv, gpu_aliases.csv, gpu_ambiguous_names.csv)."""
     catalog = []
     for row in reference.rows("gpus.csv", reference_dir):
-        parsed = parse_gpu(row["model"])
+        parsed = parse_gpu(row["gpu_model"])
         # The catalog's form factor column ("SXM5", "OAM", "PCIe card") when the name does not say it.
         ff = parsed.form_factor or _form_factor((row.get("form_factor") or "").lower().split(" ")[0])
         mtype = (row.get("memory_type") or "").lower().split(" ")[0] or None
         mem = float(row["memory_gb_marketed"]) if row.get("memory_gb_marketed") else None
-        catalog.append(CatalogGpu(row["model"], ParsedGpu(parsed.core, ff), mem, mtype))
+        catalog.append(CatalogGpu(row["gpu_model"], ParsedGpu(parsed.core, ff), mem, mtype))
     aliases = {_key(r["alias"]): r["gpu_model"] for r in reference.rows("gpu_aliases.csv", reference_dir)}
     ambiguous = {parse_gpu(r["name"]).core: [v.strip() for v in r["variants"].split("|")]
                  for r in reference.rows("gpu_ambiguous_names.csv", reference_dir)}
@@ -195,7 +195,7 @@ def _resolve_gpu_cached(name, reference_dir: Path) -> GpuResolution:
     return gpu_names(reference_dir).resolve(name)
 
 
-# ---- models ---------------------------------------------------------------------------------------
+# ---- LLMs (model_id) ------------------------------------------------------------------------------
 
 # Release and quantisation suffixes seen on Hugging Face repo ids, longest first, and the precision
 # each implies (None: the suffix says nothing about weight precision).

@@ -206,14 +206,14 @@ class WorkloadEntry(ConfigModel):
 
     def row(self) -> dict[str, Any]:
         """This workload as a row of the Workload contract."""
-        model = names.resolve_model(self.model_id)
+        resolved = names.resolve_model(self.model_id)
         match = self.match or Match()
         slo = self.slo.model_dump(exclude_unset=True) if self.slo else None
         return {
             "workload_id": self.id, "kind": self.kind, "description": self.description, "unit": self.unit,
             "quantity": self.quantity,
             # A precision the repo id's suffix implies (-FP8, -MXFP4) stands when the workload states none.
-            "model_id": model.model_id or self.model_id, "precision": self.precision or model.implied_precision,
+            "model_id": resolved.model_id or self.model_id, "precision": self.precision or resolved.implied_precision,
             "storage_gb": self.storage_gb, "egress_gb": self.egress_gb, "setup_hours": self.setup_hours,
             "match_workload_id": match.workload_id, "line": self.line, "utilisation": self.utilisation,
             **{key: getattr(self, key) for key in FIT_KEYS},

@@ -38,16 +38,16 @@ class Reference:
 
     def models_for_device_id(self, device_id: str) -> list[str]:
         """Catalog models whose PCI device ids (PF or VF) include this one."""
-        return [g["model"] for g in self.gpus
+        return [g["gpu_model"] for g in self.gpus
                 if device_id in re.findall(r"0x[0-9a-f]{4}", (g.get("pci_device_ids") or "").lower())]
 
     def models_for_gfx(self, gfx: str) -> list[str]:
         """Catalog models built on this LLVM target."""
-        return [g["model"] for g in self.gpus if (g.get("llvm_target") or "").split(" ")[0] == gfx]
+        return [g["gpu_model"] for g in self.gpus if (g.get("llvm_target") or "").split(" ")[0] == gfx]
 
     def catalog(self, model: str) -> dict | None:
         """The catalog row of a model."""
-        return next((g for g in self.gpus if g["model"] == model), None)
+        return next((g for g in self.gpus if g["gpu_model"] == model), None)
 
 
 def identify(gpu: dict, ref: Reference) -> tuple[list[str], str]:

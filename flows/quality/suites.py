@@ -118,7 +118,7 @@ def ranking_sensitivity_suite() -> Suite:
 
 
 def _band_expectations(bands: list[tuple[str, float, float]]) -> list[gxe.Expectation]:
-    """One price band per GPU model; the '*' band covers every model without its own."""
+    """One price band per GPU model; the '*' band covers every GPU model without its own."""
     named = [b[0] for b in bands if b[0] != "*"]
     out = []
     for gpu_model, low, high in bands:

@@ -32,8 +32,8 @@ def check_fit(
     gpu: Annotated[str, typer.Option(help="GPU model (catalog name or alias), e.g. MI300X.")],
     precision: Annotated[str | None, typer.Option(
         help="Weight precision: bf16, fp16, fp8, int8, int4, nf4, fp6, fp4 (default bf16; nf4 for qlora).")] = None,
-    gpus: Annotated[int, typer.Option(
-        min=1, max=64, help="GPU count (tensor parallel or sharded training).")] = 1,
+    gpu_count: Annotated[int, typer.Option(
+        "--gpus", min=1, max=64, help="GPU count (tensor parallel or sharded training).")] = 1,
     context: Annotated[int | None, typer.Option(
         min=1, help="Tokens per sequence (default: the model's maximum).")] = None,
     concurrency: Annotated[int, typer.Option(
@@ -71,7 +71,7 @@ def check_fit(
         "context_tokens": context, "concurrency": concurrency, "mode": mode.value,
         "engine": engine.lower() if engine else None, "gpu_memory_utilization": gpu_memory_utilization,
         "activation_checkpointing": activation_checkpointing.value if activation_checkpointing else None,
-        "gpu_model": gpu_model, "gpu_count": gpus,
+        "gpu_model": gpu_model, "gpu_count": gpu_count,
     })
     result.pop("workload_id", None)
     if fmt != Format.table:

@@ -54,7 +54,7 @@ def test_memory_fit_covers_every_gpu_model_and_count(warehouse):
                             "+ optimizer_bytes_per_gpu + reserve_bytes_per_gpu "
                             "from memory_fit where workload_id = 'llama70b-serving'")
     by_config = {(r[0], r[1]): r[2:] for r in rows}
-    gpus = {r[0] for r in query(warehouse, "select model from ref.gpus")}
+    gpus = {r[0] for r in query(warehouse, "select gpu_model from ref.gpus")}
     assert {(g, n) for g in gpus for n in (1, 2, 4, 8)} <= set(by_config)
     assert by_config[("MI300X", 1)][:2] == (False, 2)
     assert all(required == parts for _, _, required, parts in by_config.values() if required is not None)

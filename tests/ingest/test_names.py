@@ -111,7 +111,7 @@ def test_every_catalog_gpu_and_alias_resolves_to_itself():
     import csv
     from provider_eval.paths import REFERENCE_DIR
     with open(REFERENCE_DIR / "gpus.csv", newline="") as fh:
-        models = [r["model"] for r in csv.DictReader(fh)]
+        models = [r["gpu_model"] for r in csv.DictReader(fh)]
     assert [names.resolve_gpu(m).gpu_model for m in models] == models
     with open(REFERENCE_DIR / "gpu_aliases.csv", newline="") as fh:
         for row in csv.DictReader(fh):

@@ -194,7 +194,7 @@ def test_micro_benchmarks_against_the_nvidia_floors(tmp_path, gemm, hbm, verdict
 
 
 def test_nvidia_floors_are_the_documented_fraction_of_the_catalog_datasheet_figures():
-    gpus = {g["model"]: g for g in csv.DictReader(open(REFERENCE_DIR / "gpus.csv", encoding="utf-8"))}
+    gpus = {g["gpu_model"]: g for g in csv.DictReader(open(REFERENCE_DIR / "gpus.csv", encoding="utf-8"))}
     rows = [r for r in csv.DictReader(open(REFERENCE_DIR / "acceptance_thresholds.csv", encoding="utf-8"))
             if gpus.get(r["gpu_model"], {}).get("vendor") == NVIDIA]
     assert {(r["gpu_model"], r["check"]) for r in rows} == {

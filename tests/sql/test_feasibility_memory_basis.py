@@ -23,7 +23,7 @@ def fit(**request):
 
 def catalog() -> dict[str, dict]:
     with (REFERENCE_DIR / "gpus.csv").open(newline="") as f:
-        return {r["model"]: r for r in csv.DictReader(f)}
+        return {r["gpu_model"]: r for r in csv.DictReader(f)}
 
 
 def measured() -> dict[str, dict]:
@@ -113,8 +113,8 @@ def _reference_with(tmp_path, gpu_rows: list[dict]) -> Path:
 def test_a_new_gpu_follows_the_same_rule(tmp_path):
     """Added to gpus.csv without a measurement: a same-memory twin's count, else marketed GiB."""
     base = catalog()["MI355X"]
-    ref = _reference_with(tmp_path, [{**base, "model": "MI355X-TEST", "source": "test-only row"},
-                                     {**base, "model": "MI999-TEST", "memory_gb_marketed": "100", "source": "test-only row"}])
+    ref = _reference_with(tmp_path, [{**base, "gpu_model": "MI355X-TEST", "source": "test-only row"},
+                                     {**base, "gpu_model": "MI999-TEST", "memory_gb_marketed": "100", "source": "test-only row"}])
     twin, new = feasibility.check_fit_many(
         [dict(model_id="llama-3.1-8b", precision="bf16", gpu_model=g, gpu_count=1, context_tokens=1024,
               mode="inference") for g in ("MI355X-TEST", "MI999-TEST")], reference_dir=ref)

@@ -89,17 +89,17 @@ def catalog_model(name: str | None) -> str | None:
     return names.resolve_gpu(str(name)).gpu_model
 
 
-def vram_scope_for(gpu_name: str | None, stated_gb: float | None, gpus: float | None) -> str:
+def vram_scope_for(gpu_name: str | None, stated_gb: float | None, gpus_per_node: float | None) -> str:
     """Whether a stated memory figure reads as per GPU or per node, judged against the catalog.
 
     Some catalogs do not say (SkyPilot's SizeInMiB is per GPU for DigitalOcean, per node for Vast):
     the reading that matches the catalog wins; when neither does, per_gpu stands and VRAM_MISMATCH names it.
     """
     catalog = catalog_memory_gb().get(catalog_model(gpu_name) or "")
-    stated_gb, gpus = number(stated_gb), number(gpus)  # provider values may be any JSON type
-    if catalog and stated_gb and gpus and gpus > 1:
+    stated_gb, gpus_per_node = number(stated_gb), number(gpus_per_node)  # provider values may be any JSON type
+    if catalog and stated_gb and gpus_per_node and gpus_per_node > 1:
         if abs(stated_gb - catalog) > catalog * names.VRAM_MISMATCH_TOLERANCE and \
-                abs(stated_gb / gpus - catalog) <= catalog * names.VRAM_MISMATCH_TOLERANCE:
+                abs(stated_gb / gpus_per_node - catalog) <= catalog * names.VRAM_MISMATCH_TOLERANCE:
             return "per_node"
     return "per_gpu"
 

@@ -132,7 +132,7 @@ def known_currencies() -> tuple[str, ...]:
 
 
 def gpu_model(expr: pl.Expr) -> pl.Expr:
-    """Any GPU name → catalog model by the rules of flows/ingest/names.py; unresolved → null, never guessed."""
+    """Any GPU name → catalog gpu_model by the rules of flows/ingest/names.py; unresolved → null, never guessed."""
     return _resolved(expr, "gpu_model")
 
 
@@ -188,6 +188,6 @@ def currency(expr: pl.Expr) -> pl.Expr:
 
 @lru_cache(maxsize=1)
 def catalog_memory_gb() -> dict[str, float]:
-    """Catalog model → marketed memory per GPU in GB, from data/reference/gpus.csv."""
-    return {row["model"]: float(row["memory_gb_marketed"]) for row in reference.rows("gpus.csv")
+    """Catalog gpu_model → marketed memory per GPU in GB, from data/reference/gpus.csv."""
+    return {row["gpu_model"]: float(row["memory_gb_marketed"]) for row in reference.rows("gpus.csv")
             if row.get("memory_gb_marketed")}

@@ -21,11 +21,11 @@ def _records(vm: dict, row: int) -> list[dict]:
     if len({g.get("model") for g in gpus}) > 1:
         return [not_an_offer(row, vm, "GPU_MIXED", "one VM lists more than one GPU model")]
     count = sum(g["count"] for g in gpus if isinstance(g.get("count"), int) and not isinstance(g["count"], bool))
-    model = gpus[0].get("model")
+    gpu_model = gpus[0].get("model")
     cpus = specs.get("cpus") if isinstance(specs.get("cpus"), dict) else {}  # only read for the notes
     # Hot Aisle lists no VM id: the shape (GPUs, cores, RAM) names the offer.
-    offer_id = f"{count}x{model}-{specs.get('cpu_cores')}c-{specs.get('ram_capacity')}B"
-    return [record(row, vm, offer_id=offer_id, gpu_model=model, gpus_per_node=count or None,
+    offer_id = f"{count}x{gpu_model}-{specs.get('cpu_cores')}c-{specs.get('ram_capacity')}B"
+    return [record(row, vm, offer_id=offer_id, gpu_model=gpu_model, gpus_per_node=count or None,
                    price=_price_dollars(vm.get("OnDemandPrice")), price_unit="hour", price_scope="per_node",
                    billing_model="on_demand", currency="USD",
                    notes=f"OnDemandPrice {vm.get('OnDemandPrice')} cents/h; CPU {cpus.get('model')}")]

@@ -26,22 +26,22 @@ def _gpus(doc: dict, problems: list) -> tuple[float | None, float | None, float 
     return total, total, total
 
 
-def _count_text(gpus: float | None) -> str | None:
+def _count_text(gpu_count: float | None) -> str | None:
     """The GPU count as the count rule reads it: '8' for 8.0; '2.5', 'nan' or 'inf' stay visible as such."""
-    if gpus is None:
+    if gpu_count is None:
         return None
-    return str(int(gpus)) if math.isfinite(gpus) and gpus == int(gpus) else str(gpus)
+    return str(int(gpu_count)) if math.isfinite(gpu_count) and gpu_count == int(gpu_count) else str(gpu_count)
 
 
-def _whole(per_gpu, gpus, name: str, problems: list) -> float | None:
+def _whole(per_gpu, gpu_count, name: str, problems: list) -> float | None:
     value = rr.number(per_gpu, name, problems)
-    return None if value is None or gpus is None else value * gpus
+    return None if value is None or gpu_count is None else value * gpu_count
 
 
 def _record(doc: dict, index: int) -> rr.RunRecord:
     problems: list = []
     num = lambda k: rr.number(doc.get(k), k, problems)  # noqa: E731
-    total_gpus, prefill, decode = _gpus(doc, problems)
+    gpu_count, prefill, decode = _gpus(doc, problems)
     columns, found = {}, {}
     for key, value in doc.items():
         match = LATENCY_KEY.match(key)
@@ -57,7 +57,7 @@ def _record(doc: dict, index: int) -> rr.RunRecord:
     output = num("output_tput_tps") if doc.get("output_tput_tps") is not None else _whole(
         doc.get("output_tput_per_gpu"), decode, "output_tput_per_gpu", problems)
     total = num("total_tput_tps") if doc.get("total_tput_tps") is not None else _whole(
-        doc.get("tput_per_gpu"), total_gpus, "tput_per_gpu", problems)
+        doc.get("tput_per_gpu"), gpu_count, "tput_per_gpu", problems)
     completed = num("num_requests_successful") if doc.get("num_requests_successful") is not None else num("total_requests_completed")
     values = {
         "completed": completed, "attempted": num("num_requests_total"), "duration_s": num("duration_seconds"),
@@ -75,7 +75,7 @@ def _record(doc: dict, index: int) -> rr.RunRecord:
                                  "input_tput_per_gpu") if doc.get(k) is not None}
     return rr.RunRecord(
         row_number=index, raw=dict(doc), values=values,
-        file_meta={"gpu_model": doc.get("hw"), "gpu_count": _count_text(total_gpus),
+        file_meta={"gpu_model": doc.get("hw"), "gpu_count": _count_text(gpu_count),
                    "model_id": doc.get("model"), "precision": doc.get("precision"), "engine": doc.get("framework")},
         extra_meta=extra, latency_stats_ms=found,
         run_key=f"{doc.get('hw')}-{doc.get('framework')}-tp{doc.get('tp')}-conc{doc.get('conc')}-{index}",

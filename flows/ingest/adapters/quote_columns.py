@@ -46,7 +46,7 @@ PLAUSIBLE_PER_GPU_HOUR = plausibility.limit("price_per_gpu_hour")  # data/refere
 EARLIEST_QUOTE_DATE = "2015-01-01"  # before any GPU in the catalog shipped: a 1970/1900 placeholder
 # Facts of the file a row came from, carried as columns: the rules and canonical columns of many files
 # of one source then run as one polars query (most of a 5,000-row file's parse was per-query cost).
-FILE_INDEX, FILE_NAME, FILE_SHA256, FILE_SEEN_AT = "_file_index", "_file_name", "_file_sha256", "_file_first_seen_at"
+FILE_INDEX, SOURCE_FILE, FILE_SHA256, FILE_SEEN_AT = "_file_index", "_source_file", "_file_sha256", "_file_first_seen_at"
 
 
 def price_per_gpu_hour() -> pl.Expr:
@@ -54,9 +54,9 @@ def price_per_gpu_hour() -> pl.Expr:
     unit_hours = f.enum_value(f.raw("price_unit"), TIME_UNITS).replace_strict(HOURS_PER, default=None,
                                                                                return_dtype=pl.Float64)
     per_node = f.enum_value(f.raw("price_scope"), SCOPES) == "per_node"
-    gpus = f.as_count(f.raw("gpus_per_node")).cast(pl.Float64)
+    gpus_per_node = f.as_count(f.raw("gpus_per_node")).cast(pl.Float64)
     per_gpu = f.as_float(f.raw("price")) / unit_hours
-    return pl.when(per_node).then(per_gpu / gpus).otherwise(per_gpu)
+    return pl.when(per_node).then(per_gpu / gpus_per_node).otherwise(per_gpu)
 
 
 def stated_vram_gb_per_gpu() -> pl.Expr:

@@ -11,7 +11,7 @@ from flows.ingest.adapters.quarantine import empty_quarantine, quarantine_rows
 from flows.ingest.adapters.row_rules import apply_rules
 from flows.ingest.adapters.csv_text import read_csv_rows
 from flows.ingest.adapters.quote_columns import (
-    BILLING_MODELS, COST_LINES, FILE_INDEX, FILE_NAME, FILE_SEEN_AT, FILE_SHA256, OFFER_KEY, OPTIONAL,
+    BILLING_MODELS, COST_LINES, FILE_INDEX, SOURCE_FILE, FILE_SEEN_AT, FILE_SHA256, OFFER_KEY, OPTIONAL,
     QUOTE_STATUSES, REQUIRED, SCOPES, TIERS, TIME_UNITS, VIRTUALISATION, observed, stated_vram_gb_per_gpu)
 from flows.ingest.adapters.quote_rules import row_rules
 
@@ -23,7 +23,7 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
     observed_at, observed_at_basis = observed(ctx)
     return frame.select(
         pl.lit(ctx.source_name).alias("source_name"),
-        pl.col(FILE_NAME).alias("source_file"),
+        pl.col(SOURCE_FILE).alias("source_file"),
         pl.col(FILE_SHA256).alias("file_sha256"),
         pl.col("row_number"),
         f.with_default("provider", d).alias("provider"),
@@ -101,7 +101,7 @@ def parse_raw_quotes(raw: pl.DataFrame, ctx: FileContext) -> ParseResult:
 
 def _with_file_columns(raw: pl.DataFrame, index: int, ctx: FileContext) -> pl.DataFrame:
     """raw plus the facts of its file (position in the batch, name, sha256, first seen) as columns."""
-    return raw.with_columns(pl.lit(index, pl.Int32).alias(FILE_INDEX), pl.lit(ctx.original_name).alias(FILE_NAME),
+    return raw.with_columns(pl.lit(index, pl.Int32).alias(FILE_INDEX), pl.lit(ctx.original_name).alias(SOURCE_FILE),
                             pl.lit(ctx.file_sha256).alias(FILE_SHA256), pl.lit(ctx.first_seen_at).alias(FILE_SEEN_AT))
 
 

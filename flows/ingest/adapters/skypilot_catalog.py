@@ -63,16 +63,16 @@ def _records(row: dict, line: int) -> list[dict]:
     count = _whole(row.get("AcceleratorCount"))
     vram = memory_gb(info)
     try:
-        gpus = float(count) if count else None
+        gpus_per_node = float(count) if count else None
     except ValueError:
-        gpus = None
+        gpus_per_node = None
     # One instance type is priced per region: the region is part of the offer's identity.
     offer_id = f"{row['InstanceType']}@{row['Region']}" if row.get("InstanceType") and row.get("Region") \
         else row.get("InstanceType")
     common = dict(offer_id=offer_id, gpu_model=row.get("AcceleratorName"),
                   gpus_per_node=count, price_scope="per_node", price_unit="hour", currency="USD",
                   region=row.get("Region"), vram_gb=vram,
-                  vram_scope=vram_scope_for(row.get("AcceleratorName"), vram, gpus))
+                  vram_scope=vram_scope_for(row.get("AcceleratorName"), vram, gpus_per_node))
     out = [record(line, row, **common, billing_model="on_demand", price=row.get("Price"))]
     spot = row.get("SpotPrice")
     # An empty or 0.00 SpotPrice means "no spot offer", not a free one.

@@ -1,5 +1,5 @@
 -- One row per benchmark run: its output tokens/s per GPU against the best published result for the
--- same GPU model, model and precision (data/reference/published_throughput_ceilings.csv: real MLPerf
+-- same GPU model, LLM (model_id) and precision (data/reference/published_throughput_ceilings.csv: real MLPerf
 -- results with sources). Far above it (more than perf_vs_published_factor ×, plausibility_limits.csv)
 -- is PERF_IMPLAUSIBLE: kept out of rankings until the source is confirmed (sources.yaml
 -- perf_confirmed: true). Where no published result exists for the combination, no flag.
@@ -7,8 +7,8 @@ with runs as (
     select * from {{ ref('int_current_benchmark_runs') }}
 ),
 
-models as (
-    -- A run may name its model by catalog id or Hugging Face repo id.
+llm_models as (
+    -- A run may name its LLM by catalog id or Hugging Face repo id.
     select lower(model_id) as model_id, lower(model_id) as name from {{ source('ref', 'llm_models') }}
     union
     select lower(model_id), lower(hf_name) from {{ source('ref', 'llm_models') }}
@@ -37,7 +37,7 @@ rated as (
             case when r.unit = 'output_tokens' then r.completed / r.duration_s end) / r.gpu_count
             as output_tokens_per_s_per_gpu
     from runs as r
-    left join models as m on m.name = lower(r.model_id)
+    left join llm_models as m on m.name = lower(r.model_id)
 ),
 
 final as (

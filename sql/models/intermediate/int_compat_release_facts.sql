@@ -38,11 +38,11 @@ facts as (
         (select string_agg(k.kernel_as_listed, ', ') from {{ source('ref', 'os_kernels') }} k where k.os_family = c.os_family
          and (k.os_version = c.os_release or starts_with(c.os_release, k.os_version || '.'))) as kernels_listed,
         exists (select 1 from {{ source('ref', 'rocm_pytorch_versions') }} v where v.rocm_version = c.release
-                and v.pytorch_version = c.torch_major_minor)
-        or exists (select 1 from {{ source('ref', 'pytorch_rocm_wheels') }} w where w.pytorch_version = c.torch_major_minor
+                and v.torch_major_minor = c.torch_major_minor)
+        or exists (select 1 from {{ source('ref', 'pytorch_rocm_wheels') }} w where w.torch_major_minor = c.torch_major_minor
                    and (w.rocm_wheel_version = c.release or starts_with(c.release, w.rocm_wheel_version || '.')))
             as torch_listed,
-        (select string_agg(v.pytorch_version, ', ') from {{ source('ref', 'rocm_pytorch_versions') }} v where v.rocm_version = c.release)
+        (select string_agg(v.torch_major_minor, ', ') from {{ source('ref', 'rocm_pytorch_versions') }} v where v.rocm_version = c.release)
             as torch_versions_listed,
         exists (select 1 from {{ source('ref', 'engine_rocm_requirements') }} e where e.engine = c.engine) as engine_known,
         (select min(e.min_rocm_version) from {{ source('ref', 'engine_rocm_requirements') }} e

@@ -9,12 +9,12 @@ with requests as (
 
 gpus as (
     select
-        g.model as gpu_model, g.vendor, g.llvm_target as llvm_target_listed,
+        g.gpu_model, g.vendor, g.llvm_target as llvm_target_listed,
         -- Only a plain gfx id counts as a target; 'gfx1250 (unconfirmed)' does not.
         case when regexp_full_match(g.llvm_target, 'gfx[0-9a-f]+') then g.llvm_target end as llvm_target,
         p.first_rocm_version
     from {{ source('ref', 'gpus') }} as g
-    left join {{ source('ref', 'rocm_gpu_products') }} as p on p.gpu_model = g.model
+    left join {{ source('ref', 'rocm_gpu_products') }} as p on p.gpu_model = g.gpu_model
 ),
 
 final as (

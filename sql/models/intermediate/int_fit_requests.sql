@@ -7,7 +7,7 @@ with workloads as (
 ),
 
 gpus as (
-    select model as gpu_model from {{ source('ref', 'gpus') }}
+    select gpu_model from {{ source('ref', 'gpus') }}
 ),
 
 offered as (

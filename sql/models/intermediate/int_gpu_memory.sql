@@ -1,7 +1,7 @@
 -- One row per catalog GPU model: its memory in bytes and how that is known, by one rule for every GPU
 -- (docs/feasibility.md#gpu-memory): measured, measured on a same-memory twin, or marketed GiB.
 with catalog as (
-    select model as gpu_model, memory_gb_marketed, memory_type, llvm_target from {{ source('ref', 'gpus') }}
+    select gpu_model, memory_gb_marketed, memory_type, llvm_target from {{ source('ref', 'gpus') }}
 ),
 
 measured as (

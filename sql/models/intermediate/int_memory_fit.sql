@@ -11,7 +11,7 @@ with requirements as (
 
 fewest as (
     select workload_id, gpu_model, gpu_count,
-           min(candidate_gpus) filter (where fits_memory and precision_supported) as min_gpus
+           min(candidate_gpu_count) filter (where fits_memory and precision_supported) as min_gpus
     from requirements
     group by all
 ),
@@ -20,7 +20,7 @@ requested as (
     select r.*, f.min_gpus
     from requirements as r
     join fewest as f using (workload_id, gpu_model, gpu_count)
-    where r.candidate_gpus = r.gpu_count
+    where r.candidate_gpu_count = r.gpu_count
 ),
 
 final as (

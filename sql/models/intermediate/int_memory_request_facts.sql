@@ -9,8 +9,8 @@ with requests as (
     from {{ ref('int_fit_requests') }}
 ),
 
-models as (
-    -- The catalog plus models declared by config.json (model-config sources).
+llm_models as (
+    -- The LLM catalog plus models declared by config.json (model-config sources).
     select * from {{ ref('int_llm_models') }}
 ),
 
@@ -19,9 +19,9 @@ precisions as (
 ),
 
 gpus as (
-    select g.model as gpu_model, g.vendor, g.precisions_native, m.memory_bytes, m.memory_basis, m.memory_source
+    select g.gpu_model, g.vendor, g.precisions_native, m.memory_bytes, m.memory_basis, m.memory_source
     from {{ source('ref', 'gpus') }} as g
-    left join {{ ref('int_gpu_memory') }} as m on m.gpu_model = g.model
+    left join {{ ref('int_gpu_memory') }} as m on m.gpu_model = g.gpu_model
 ),
 
 engines as (
@@ -34,7 +34,7 @@ checkpointing as (
 
 candidates as (
     -- The requested count and every count min_gpus is searched among (data/reference/conventions.csv).
-    select r.*, unnest(list_distinct(conv.min_gpus_candidate_counts || [r.gpu_count])) as candidate_gpus
+    select r.*, unnest(list_distinct(conv.min_gpus_candidate_counts || [r.gpu_count])) as candidate_gpu_count
     from requests as r
     cross join {{ ref('stg_conventions') }} as conv
 ),
@@ -66,7 +66,7 @@ resolved as (
             else c.engine
         end as engine_key
     from candidates as c
-    left join models as m on m.model_id = c.model_id
+    left join llm_models as m on m.model_id = c.model_id
     left join precisions as wp on wp.precision = c.precision
     left join precisions as kp on kp.precision = coalesce(c.kv_precision, case when c.precision = 'fp16' then 'fp16' else 'bf16' end)
     left join gpus as g on g.gpu_model = c.gpu_model
@@ -86,7 +86,7 @@ final as (
                 -- SGLang's static fraction (server_args.py), in MiB as SGLang computes it.
                 case when r.memory_bytes / 1048576 > 160 * 1024 then round(
                     (r.memory_bytes / 1048576
-                        - greatest(512 + 16384 * 1.5 + 512 * 2 + r.candidate_gpus / 8 * 1024, 10240))
+                        - greatest(512 + 16384 * 1.5 + 512 * 2 + r.candidate_gpu_count / 8 * 1024, 10240))
                     / (r.memory_bytes / 1048576), 3)
                 else 0.88 end
             else coalesce(e.gpu_memory_fraction, d.gpu_memory_fraction)

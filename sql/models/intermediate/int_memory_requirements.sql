@@ -11,7 +11,7 @@ per_token as (
         -- tensor-parallel rank; GQA/MHA shard KV heads, replicating them when GPUs outnumber KV heads.
         case
             when attention = 'mla' then (kv_lora_rank + qk_rope_head_dim) * kv_bytes_per_value
-            else 2 * greatest(1, kv_heads // candidate_gpus) * head_dim * kv_bytes_per_value
+            else 2 * greatest(1, kv_heads // candidate_gpu_count) * head_dim * kv_bytes_per_value
         end as kv_bytes_per_token_layer_per_gpu,
         (case
             when attention = 'mla' then (kv_lora_rank + qk_rope_head_dim) * kv_bytes_per_value
@@ -36,7 +36,7 @@ bytes as (
     select
         *,
         -- Weights are split over the GPUs (tensor parallel for inference, ZeRO-3 sharding for training).
-        ceil(params_total * weight_bytes_per_param / candidate_gpus)::bigint as weights_bytes_per_gpu,
+        ceil(params_total * weight_bytes_per_param / candidate_gpu_count)::bigint as weights_bytes_per_gpu,
         case when mode = 'inference' then (sequences * kv_bytes_per_token_layer_per_gpu * (
             (layers - sliding_layers) * context_in_blocks + sliding_layers * coalesce(sliding_tokens, 0)
         ))::bigint else 0 end as kv_cache_bytes_per_gpu,
@@ -51,7 +51,7 @@ bytes as (
         end as activation_bytes_per_gpu,
         case mode
             -- Mixed-precision AdamW: 2-byte gradients + fp32 master, momentum, variance (12 bytes), sharded.
-            when 'training' then ceil(params_total * (2 + 12) / candidate_gpus)::bigint
+            when 'training' then ceil(params_total * (2 + 12) / candidate_gpu_count)::bigint
             -- LoRA adapters in fp32: weight 4 + gradient 4 + Adam states 8 bytes per adapter parameter.
             when 'lora' then (lora_params * 16)::bigint
             when 'qlora' then (lora_params * 16)::bigint
@@ -70,7 +70,7 @@ final as (
         memory_bytes - (weights_bytes_per_gpu + kv_cache_bytes_per_gpu + activation_bytes_per_gpu
             + optimizer_bytes_per_gpu + reserve_bytes_per_gpu) as headroom_bytes_per_gpu,
         -- Tensor parallelism needs the attention heads to split evenly over the GPUs.
-        mode <> 'inference' or attention_heads % candidate_gpus = 0 as heads_split_evenly,
+        mode <> 'inference' or attention_heads % candidate_gpu_count = 0 as heads_split_evenly,
         native_any is null or list_has_any(string_split(precisions_native, ' '), string_split(native_any, ' '))
             as precision_supported,
         context <= max_context as context_within_model

@@ -16,7 +16,7 @@ checklist as (
 ),
 
 gpus as (
-    select model as gpu_model, vendor from {{ source('ref', 'gpus') }}
+    select gpu_model, vendor from {{ source('ref', 'gpus') }}
 ),
 
 final as (

@@ -13,7 +13,7 @@ measured as (
 ),
 
 gpus as (
-    select model as gpu_model, memory_bandwidth_tbps from {{ source('ref', 'gpus') }}
+    select gpu_model, memory_bandwidth_tbps from {{ source('ref', 'gpus') }}
 ),
 
 estimate_bases as (

@@ -5,7 +5,7 @@
 {{ config(materialized='ephemeral') }}
 
 select
-    model, vendor, memory_gb_marketed, source,
+    gpu_model, vendor, memory_gb_marketed, source,
     split_part(coalesce(llvm_target, ''), ' ', 1) as gfx,
     regexp_extract_all(lower(coalesce(pci_device_ids, '')), '0x[0-9a-f]{4}') as device_ids,
     -- SR-IOV virtual function ids, written "(VF 0x74b5)" in gpus.csv.

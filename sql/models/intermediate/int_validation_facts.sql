@@ -10,7 +10,7 @@ quoted as (
     select v.*, coalesce(c.vendor = 'NVIDIA', false) as nvidia_quote, c.memory_gb_marketed,
         c.source as catalog_source
     from {{ ref('stg_hardware_validations') }} as v
-    left join catalog as c on c.model = v.quoted_gpu_model
+    left join catalog as c on c.gpu_model = v.quoted_gpu_model
     where v.probe_decidable
 ),
 
@@ -21,7 +21,7 @@ physical as (
 per_validation as (
     select
         q.validation_id,
-        count(i.validation_id) as gpus,
+        count(i.validation_id) as physical_gpu_count,
         list_sort(list(distinct i.found_model) filter (where i.found_model is not null)) as found_models,
         count(i.validation_id) > 0 and count(*) filter (where i.vendor is distinct from 'NVIDIA') = 0 as all_nvidia,
         -- What the tools' marketing names read as (never the identity: a VF or a renamed board).
@@ -47,13 +47,13 @@ listed as (
 ),
 
 vram as (
-    select validation_id, count(*) as gpus, count(physical_vram_bytes) as sized, min(physical_vram_bytes) as smallest
+    select validation_id, count(*) as physical_gpu_count, count(physical_vram_bytes) as sized, min(physical_vram_bytes) as smallest
     from physical
     group by validation_id
 )
 
 select
-    q.*, pv.gpus, coalesce(pv.found_models, []) as found_models, pv.all_nvidia,
+    q.*, pv.physical_gpu_count, coalesce(pv.found_models, []) as found_models, pv.all_nvidia,
     coalesce(pv.named_models, []) as named_models,
     vr.sized as vram_sized, vr.smallest as vram_smallest, coalesce(vf.vfs, 0) as vfs, vf.vf_ids,
     coalesce(ls.devices, 0) as listed_devices, coalesce(ls.all_devices, 0) as logical_devices,

@@ -46,23 +46,23 @@ where len(named_models) > 0 and named_models != found_models
 union all
 -- gpu_count: physical GPUs, so a CPX/NPS4 host's logical devices are not counted as GPUs.
 select validation_id, 30, 0, 'gpu_count',
-    case when gpus = quoted_gpu_count then 'pass' when gpus < quoted_gpu_count then 'fail' else 'inconclusive' end,
-    gpus::varchar, quoted_gpu_count::varchar,
-    case when gpus = quoted_gpu_count then gpus || ' GPU(s), as quoted'
-        else 'quote says ' || quoted_gpu_count || ' GPU(s), host shows ' || gpus end,
+    case when physical_gpu_count = quoted_gpu_count then 'pass' when physical_gpu_count < quoted_gpu_count then 'fail' else 'inconclusive' end,
+    physical_gpu_count::varchar, quoted_gpu_count::varchar,
+    case when physical_gpu_count = quoted_gpu_count then physical_gpu_count || ' GPU(s), as quoted'
+        else 'quote says ' || quoted_gpu_count || ' GPU(s), host shows ' || physical_gpu_count end,
     'the quote (offers.gpus_per_node)'
 from facts
 
 union all
 -- vram: the smallest physical GPU against the catalog's marketed GB, less the tolerance.
 select validation_id, 50, 0, 'vram',
-    case when vram_sized < gpus then 'inconclusive' when vram_smallest < vram_floor_bytes then 'fail' else 'pass' end,
+    case when vram_sized < physical_gpu_count then 'inconclusive' when vram_smallest < vram_floor_bytes then 'fail' else 'pass' end,
     vram_smallest::varchar, '>= ' || vram_floor_bytes || ' bytes',
-    case when vram_sized < gpus then 'VRAM size not reported for every GPU'
+    case when vram_sized < physical_gpu_count then 'VRAM size not reported for every GPU'
         when vram_smallest < vram_floor_bytes
             then 'smallest GPU has ' || vram_smallest || ' bytes; a ' || quoted_gpu_model || ' has '
                 || memory_gb_marketed || ' GB (floor ' || vram_floor_bytes || ' bytes)'
         else 'at least ' || vram_smallest || ' bytes per GPU (catalog ' || memory_gb_marketed || ' GB, tolerance 3 %)'
     end,
     'gpus.csv memory_gb_marketed (' || catalog_source || '); conventions.csv validation_vram_tolerance'
-from facts where memory_gb_marketed is not null and gpus > 0
+from facts where memory_gb_marketed is not null and physical_gpu_count > 0

@@ -35,11 +35,11 @@ candidates as (
         end as how
     from physical as p
     left join lateral (
-        select coalesce(list(c.model order by c.model), []) as models from catalog as c
+        select coalesce(list(c.gpu_model order by c.gpu_model), []) as models from catalog as c
         where list_contains(c.device_ids, p.pci_device_id)
     ) as by_id on true
     left join lateral (
-        select coalesce(list(c.model order by c.model), []) as models from catalog as c where c.gfx = p.gfx_target
+        select coalesce(list(c.gpu_model order by c.gpu_model), []) as models from catalog as c where c.gfx = p.gfx_target
     ) as by_gfx on true
 )
 

@@ -39,11 +39,11 @@ select validation_id, 45, 0, 'virtualisation',
     case when vfs > 0 then vfs || ' SR-IOV virtual function(s) (' || array_to_string(list_distinct(vf_ids), ', ') || ')'
         else 'no SR-IOV virtual function' end,
     'bare_metal',
-    case when vfs > 0 then 'quote says bare metal; ' || vfs || ' of ' || gpus || ' GPU(s) are SR-IOV virtual functions (PCI '
+    case when vfs > 0 then 'quote says bare metal; ' || vfs || ' of ' || physical_gpu_count || ' GPU(s) are SR-IOV virtual functions (PCI '
             || array_to_string(list_distinct(vf_ids), ', ') || ')'
         else 'no GPU is an SR-IOV virtual function, as a bare-metal quote implies' end,
     'the quote (offers.virtualisation); gpus.csv pci_device_ids VF ids (' || coalesce(catalog_source, '') || ')'
-from facts where quoted_virtualisation = 'bare_metal' and gpus > 0
+from facts where quoted_virtualisation = 'bare_metal' and physical_gpu_count > 0
 
 union all
 -- links: a disabled XGMI link on a multi-GPU node cuts collective bandwidth (AMD quotes).

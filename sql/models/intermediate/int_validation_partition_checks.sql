@@ -17,7 +17,7 @@ devices as (
 ),
 
 modes as (
-    select f.validation_id, f.gpus, coalesce(d.devices, 0) as devices, d.mig_gpus,
+    select f.validation_id, f.physical_gpu_count, coalesce(d.devices, 0) as devices, d.mig_gpus,
         list_sort(list_distinct(list_concat(f.compute_partitions, f.memory_partitions))) as partition_modes,
         len(list_filter(f.compute_partitions, lambda m: m != 'SPX')) > 0 as compute_partitioned
     from facts as f
@@ -29,10 +29,10 @@ select validation_id, 40 as check_order, 0 as tie, 'partition' as check_name, 'i
         as measured,
     'SPX/NPS1, one device per GPU' as expected,
     'GPUs are partitioned (' || coalesce(nullif(array_to_string(partition_modes, ', '), ''), 'mode unknown') || ', '
-        || devices || ' logical devices on ' || gpus || ' GPU(s)); benchmarks assume SPX/NPS1' as message,
+        || devices || ' logical devices on ' || physical_gpu_count || ' GPU(s)); benchmarks assume SPX/NPS1' as message,
     'amd-smi partition / rocm-smi (docs/validation.md#partition): the catalog memory and the benchmarks are per whole GPU'
         as source_of_rule
-from modes where compute_partitioned or devices > gpus
+from modes where compute_partitioned or devices > physical_gpu_count
 
 union all
 select validation_id, 40, 1, 'partition', 'inconclusive', 'MIG enabled on ' || len(mig_gpus) || ' GPU(s)', 'MIG disabled',

@@ -19,7 +19,7 @@ select validation_id, 60 as check_order, 0 as tie, 'rocm' as check_name,
                 || ', the first release supporting ' || quoted_gpu_model
         else 'ROCm ' || probe_rocm_version || ' (≥ ' || min_rocm_version || ' for ' || quoted_gpu_model || ')' end as message,
     'validation_rocm_floors.csv: ' || rocm_floor_source as source_of_rule
-from facts where not nvidia_quote and min_rocm_version is not null and gpus > 0
+from facts where not nvidia_quote and min_rocm_version is not null and physical_gpu_count > 0
 
 union all
 select validation_id, 60, 0, 'rocm', 'note', null::varchar, null::varchar,

@@ -24,7 +24,7 @@ final as (
         v.quoted_gpu_model, v.quoted_gpu_count,
         -- What the probe measured, from the landed facts the verdict read (the record's own copy when the
         -- raw probe output is not there to decide on).
-        coalesce(f.found_models, v.gpu_models_found) as gpu_models_found, coalesce(f.gpus, v.gpu_count_found) as gpu_count_found,
+        coalesce(f.found_models, v.gpu_models_found) as gpu_models_found, coalesce(f.physical_gpu_count, v.gpu_count_found) as gpu_count_found,
         coalesce(f.logical_devices, v.logical_device_count) as logical_device_count,
         coalesce(f.vram_smallest, v.vram_bytes_per_gpu_min) as vram_bytes_per_gpu_min,
         coalesce(f.probe_rocm_version, v.rocm_version) as rocm_version,
