@@ -61,6 +61,9 @@ class HardwareValidation(Lineage):
     gpu_source: str = pa.Field(nullable=True)
     # Whether the raw probe output (validations/probes/<sha256>.json) was there to decide on.
     probe_output_landed: pl.Boolean
+    # os-release PRETTY_NAME and `uname -r` of the host: with ROCm and PyTorch, the stack AMD's matrix judges.
+    os_pretty_name: str = pa.Field(nullable=True)
+    kernel_release: str = pa.Field(nullable=True)
     nvidia_driver_version: str = pa.Field(nullable=True)
     cuda_driver_version: str = pa.Field(nullable=True)
     nvcc_cuda_version: str = pa.Field(nullable=True)

@@ -49,7 +49,7 @@ PROBE_COLUMNS = {
     "torch_error": pl.String, "finding_codes": pl.List(pl.String), "finding_messages": pl.List(pl.String),
     "probe_gemm_bf16_8192_tflops": pl.Float64, "probe_hbm_copy_gbps": pl.Float64,
     "probe_gemm_bf16_8192_text": pl.String, "probe_hbm_copy_text": pl.String, "gpu_source": pl.String,
-    "probe_output_landed": pl.Boolean,
+    "probe_output_landed": pl.Boolean, "os_pretty_name": pl.String, "kernel_release": pl.String,
     "nvidia_driver_version": pl.String, "cuda_driver_version": pl.String, "nvcc_cuda_version": pl.String,
     "rccl_busbw_gbps": pl.Float64, "rccl_busbw_text": pl.String, "rccl_gpus": pl.Int64,
     "rccl_message_bytes": pl.Int64, "rccl_timed_out": pl.Boolean,
@@ -167,7 +167,7 @@ def _text(value) -> str | None:
 def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
     """The per-validation facts of the probe document (all null when none came back)."""
     probe = probe if isinstance(probe, dict) else {}
-    rocm, links, part = (probe.get(k) or {} for k in ("rocm", "links", "partition"))
+    rocm, links, part, host = (probe.get(k) or {} for k in ("rocm", "links", "partition", "host"))
     torch = probe.get("torch") or {}
     findings = [f for f in probe.get("findings") or [] if isinstance(f, dict) and isinstance(f.get("code"), str)]
     return {
@@ -193,6 +193,8 @@ def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
         "probe_gemm_bf16_8192_text": _as_text(torch.get("gemm_bf16_8192_tflops")),
         "probe_hbm_copy_text": _as_text(torch.get("hbm_copy_gbps")),
         "gpu_source": _text(probe.get("gpu_source")),
+        # The stack AMD's matrix is keyed by (software_stack): the OS and kernel the host runs.
+        "os_pretty_name": _text(host.get("os_pretty_name")), "kernel_release": _text(host.get("kernel_release")),
         **_nvidia_and_deep_facts(probe),
     }
 

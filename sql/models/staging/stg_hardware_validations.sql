@@ -60,6 +60,8 @@ final as (
         probe_hbm_copy_text,
         gpu_source,
         probe_output_landed,
+        os_pretty_name,
+        kernel_release,
         nvidia_driver_version,
         cuda_driver_version,
         nvcc_cuda_version,
