@@ -5,6 +5,7 @@ import polars as pl
 from models.common import Lineage
 
 VERDICTS = ["pass", "fail", "inconclusive"]
+RUN_STATES = ["ran", "timed_out", "missing"]
 
 
 class HardwareValidation(Lineage):
@@ -77,6 +78,17 @@ class HardwareValidation(Lineage):
     rvs_gst_missed: pl.Int64 = pa.Field(nullable=True, ge=0)
     rvs_gst_missed_gflops: pl.Int64 = pa.Field(nullable=True)
     rvs_gst_missed_target_gflops: pl.Int64 = pa.Field(nullable=True)
+    # --deep on an AMD host (docs/validation.md): *_run is ran / timed_out / missing, null when not attempted.
+    transferbench_a2a_gbps: pl.Float64 = pa.Field(nullable=True)
+    transferbench_a2a_text: str = pa.Field(nullable=True)
+    transferbench_a2a_run: str = pa.Field(nullable=True, isin=RUN_STATES)
+    rocblas_fp32_4000_gflops: pl.Float64 = pa.Field(nullable=True)
+    rocblas_fp32_4000_text: str = pa.Field(nullable=True)
+    rocblas_fp32_4000_run: str = pa.Field(nullable=True, isin=RUN_STATES)
+    babelstream_triad_mbps: pl.Float64 = pa.Field(nullable=True)
+    babelstream_triad_text: str = pa.Field(nullable=True)
+    babelstream_run: str = pa.Field(nullable=True, isin=RUN_STATES)
+    babelstream_gpus: pl.Int64 = pa.Field(nullable=True, ge=0)
     workload_template: str = pa.Field(nullable=True)
     workload_skipped: pl.Boolean = pa.Field(nullable=True)
     workload_problem: str = pa.Field(nullable=True)

@@ -300,3 +300,69 @@ def test_the_workload_outcome_is_a_check(tmp_path, workload, status):
     got = decide(stdout, {"gpu_model": "MI300X", "gpus_per_node": 8}, workload=workload)
     assert [r.status for r in got.reasons if r.check == "workload"] == [status]
     assert got.verdict == ("inconclusive" if status == "inconclusive" else "pass")
+
+
+# AMD's own runs of its cluster-validation benchmarks (ROCm/system-acceptance-docs, SOURCES.md), replayed by
+# the fake host's stand-in tools; the floors are acceptance_thresholds.csv's MI300X rows from the same doc.
+BENCH_TOOLS = {"TransferBench": "TransferBench_a2a_MI300X_system-acceptance-docs.txt",
+               "hip-stream": "BabelStream_hip-stream_MI300X_system-acceptance-docs.txt",
+               "rocblas-bench": "rocblas-bench_gemm_fp32_4000_MI300X_system-acceptance-docs.txt"}
+BENCH_CHECKS = ("transferbench_a2a", "babelstream_triad", "rocblas_fp32_4000")
+
+
+def _bench_rows(result) -> list[tuple]:
+    return [(r.check, r.status, r.measured, r.expected, r.message) for r in result.reasons if r.check in BENCH_CHECKS]
+
+
+def test_amd_cluster_benchmarks_against_their_floors(tmp_path):
+    tools = {name: (FIXTURES / file).read_text(encoding="utf-8") for name, file in BENCH_TOOLS.items()}
+    measured = json.loads(probe_stdout(fake_host.mi300x_host(tmp_path / "host", extra_tools=tools), "--deep"))
+    missing = json.loads(probe_stdout(fake_host.mi300x_host(tmp_path / "bare"), "--deep"))
+    slow = json.loads(json.dumps(measured))
+    slow["deep"]["transferbench_a2a"]["average_gbps"] = 30.1
+    slow["deep"]["babelstream"]["runs"][3]["triad_mbps"] = 3800000.5   # one GPU of eight below the floor
+    slow["deep"]["rocblas_fp32_4000"]["gflops"] = 90000.0
+    odd = json.loads(json.dumps(measured))
+    odd["deep"]["transferbench_a2a"]["average_gbps"] = "fast"
+    odd["deep"]["babelstream"]["runs"][0]["timed_out"] = True
+    odd["deep"]["rocblas_fp32_4000"]["gflops"] = None
+    mi300x = {"gpu_model": "MI300X", "gpus_per_node": 8}
+    got = decide_all([(measured, mi300x), (slow, mi300x), (missing, mi300x), (odd, mi300x),
+                      (measured, {"gpu_model": "MI325X", "gpus_per_node": 8}),
+                      (measured, {"gpu_model": "H100 SXM", "gpus_per_node": 8})])
+    assert _bench_rows(got[0]) == [
+        ("transferbench_a2a", "pass", "35.776", ">= 32.9 GB/s", "average all-to-all bandwidth 35.776 GB/s (floor 32.9)"),
+        ("babelstream_triad", "pass", "3947212.603", ">= 3885301 MB/s",
+         "Triad of the slowest of 8 GPU(s) 3947212.603 MB/s (floor 3885301)"),
+        ("rocblas_fp32_4000", "pass", "97190.6", ">= 94100 GFLOPS", "FP32 4000³ gemm 97190.6 GFLOPS (floor 94100)")]
+    assert all("system-acceptance-docs" in r.source_of_rule for r in got[0].reasons if r.check in BENCH_CHECKS)
+    assert got[0].verdict == "pass"
+    # Below a floor: a fail with both numbers.
+    assert [(c, s, m) for c, s, _, _, m in _bench_rows(got[1])] == [
+        ("transferbench_a2a", "fail", "average all-to-all bandwidth 30.1 GB/s is below the floor of 32.9 GB/s"),
+        ("babelstream_triad", "fail", "Triad of the slowest of 8 GPU(s) 3800000.5 MB/s is below the floor of 3885301 MB/s"),
+        ("rocblas_fp32_4000", "fail", "FP32 4000³ gemm 90000 GFLOPS is below the floor of 94100 GFLOPS")]
+    assert got[1].verdict == "fail"
+    # Not installed on the host: a note that says so; the verdict does not change.
+    assert [(c, s, m) for c, s, _, _, m in _bench_rows(got[2])] == [
+        ("transferbench_a2a", "note", "TransferBench a2a is not installed on the host (not on PATH): not run"),
+        ("babelstream_triad", "note", "BabelStream (hip-stream) is not installed on the host (not on PATH): not run"),
+        ("rocblas_fp32_4000", "note", "rocblas-bench is not installed on the host (not on PATH): not run")]
+    assert got[2].verdict == "pass"
+    # Not a number, cut off by the deadline, no result line: undecided, never a pass.
+    assert [(c, s, m) for c, s, _, _, m in _bench_rows(got[3])] == [
+        ("transferbench_a2a", "inconclusive", "TransferBench a2a average all-to-all bandwidth is not a finite number (fast)"),
+        ("babelstream_triad", "inconclusive", "BabelStream (hip-stream) did not finish within the deep deadline"),
+        ("rocblas_fp32_4000", "inconclusive", "rocblas-bench printed no result")]
+    # No floor for the quoted model (the floors are MI300X's): the number as a note; NVIDIA quotes: none of these.
+    assert {(c, s) for c, s, *_ in _bench_rows(got[4])} == {(c, "note") for c in BENCH_CHECKS}
+    assert "no floor for MI325X" in _bench_rows(got[4])[0][4]
+    assert _bench_rows(got[5]) == []
+
+
+def test_several_records_decided_in_one_build_as_each_alone(tmp_path):
+    paths = [record(tmp_path / "validations", probe_stdout(build(tmp_path / name)), model, count)[0]
+             for name, (build, model, count, _) in list(SCENARIOS.items())[:3]]
+    together = validation_sql.decide_many(paths)
+    assert together == [validation_sql.decide(p) for p in paths]
+    assert [v.verdict for v in together] == ["pass", "fail", "fail"]
