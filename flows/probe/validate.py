@@ -63,7 +63,6 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
     # Everything the host sent is cleaned here, once: what follows only sees printable, bounded, finite values.
     probe, _ = (sanitise.parse_probe_output(result.stdout) if not (result.timed_out or result.truncated)
                 else (None, []))
-
     directory = evidence.validations_dir(warehouse_path)
     probe_sha = evidence.store_raw_probe(directory, result.stdout.encode())
     validated_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
@@ -108,4 +107,3 @@ def _representative_workload(target: ssh_runner.Target, quote: dict, record: dic
     path = bench_workload.save_result(directory, record["validation_id"], ran)
     return {"template": template, "params": params, "result_path": str(path) if path else None, "skipped": False,
             "problem": verdict.printable(ran.problem) if ran.problem else None, "result_format": ran.result_format}
-
