@@ -5,6 +5,7 @@ import polars as pl
 from models.common import Lineage
 
 VERDICTS = ["pass", "fail", "inconclusive"]
+RUN_STATES = ["ran", "timed_out", "missing"]
 
 
 class HardwareValidation(Lineage):
@@ -61,6 +62,9 @@ class HardwareValidation(Lineage):
     gpu_source: str = pa.Field(nullable=True)
     # Whether the raw probe output (validations/probes/<sha256>.json) was there to decide on.
     probe_output_landed: pl.Boolean
+    # os-release PRETTY_NAME and `uname -r` of the host: with ROCm and PyTorch, the stack AMD's matrix judges.
+    os_pretty_name: str = pa.Field(nullable=True)
+    kernel_release: str = pa.Field(nullable=True)
     nvidia_driver_version: str = pa.Field(nullable=True)
     cuda_driver_version: str = pa.Field(nullable=True)
     nvcc_cuda_version: str = pa.Field(nullable=True)
@@ -74,6 +78,17 @@ class HardwareValidation(Lineage):
     rvs_gst_missed: pl.Int64 = pa.Field(nullable=True, ge=0)
     rvs_gst_missed_gflops: pl.Int64 = pa.Field(nullable=True)
     rvs_gst_missed_target_gflops: pl.Int64 = pa.Field(nullable=True)
+    # --deep on an AMD host (docs/validation.md): *_run is ran / timed_out / missing, null when not attempted.
+    transferbench_a2a_gbps: pl.Float64 = pa.Field(nullable=True)
+    transferbench_a2a_text: str = pa.Field(nullable=True)
+    transferbench_a2a_run: str = pa.Field(nullable=True, isin=RUN_STATES)
+    rocblas_fp32_4000_gflops: pl.Float64 = pa.Field(nullable=True)
+    rocblas_fp32_4000_text: str = pa.Field(nullable=True)
+    rocblas_fp32_4000_run: str = pa.Field(nullable=True, isin=RUN_STATES)
+    babelstream_triad_mbps: pl.Float64 = pa.Field(nullable=True)
+    babelstream_triad_text: str = pa.Field(nullable=True)
+    babelstream_run: str = pa.Field(nullable=True, isin=RUN_STATES)
+    babelstream_gpus: pl.Int64 = pa.Field(nullable=True, ge=0)
     workload_template: str = pa.Field(nullable=True)
     workload_skipped: pl.Boolean = pa.Field(nullable=True)
     workload_problem: str = pa.Field(nullable=True)

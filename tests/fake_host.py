@@ -83,7 +83,8 @@ def build_host(root: Path, amd_smi: dict[str, str] | None, *, rocm_smi: str | No
     for name, text in (("rocm-smi", rocm_smi), ("rocminfo", rocminfo), *(extra_tools or {}).items()):
         if text is not None:
             _write(root / f"{name}.out", text)
-            _executable(bindir / name, f"#!/bin/sh\nexec cat '{root}/{name}.out'\n")
+            # Each call's arguments are logged (argv.log), so a test can check the command the probe ran.
+            _executable(bindir / name, f"#!/bin/sh\necho \"{name} $*\" >> '{root}/argv.log'\nexec cat '{root}/{name}.out'\n")
     _write(sysroot / "etc/os-release", OS_RELEASE_UBUNTU_2204)
     _write(sysroot / "proc/cmdline", cmdline + "\n")
     if rocm_version:

@@ -50,14 +50,21 @@ def record(folder: Path, stdout: str | bytes | None, quote: dict, transport=(), 
 
 def decide(doc: dict | str | None, quote: dict, transport=(), recorded=(), workload=None) -> Decided:
     """The SQL verdict on one probe document (a dict is printed as the probe prints it)."""
-    stdout = None if doc is None else doc if isinstance(doc, str) else json.dumps(doc, sort_keys=True)
+    return decide_all([(doc, quote)], transport, recorded, workload)[0]
+
+
+def decide_all(cases: list[tuple[dict | str | None, dict]], transport=(), recorded=(), workload=None) -> list[Decided]:
+    """The SQL verdict on each (probe document, quote), in order, from one build of the verdict models."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = record(Path(tmp) / "validations", stdout, quote, transport, recorded, workload)
-        got = validation_sql.decide(path)
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    checks = [Check(c["check_name"], c["status"], c["message"], c["measured"], c["expected"], c["source_of_rule"])
-              for c in got.checks]
-    return Decided(got.verdict, checks, got.reasons, rec)
+        # Each case its own offer id, so the same document against two quotes is two validations.
+        paths = [record(Path(tmp) / "validations", None if doc is None else doc if isinstance(doc, str)
+                        else json.dumps(doc, sort_keys=True), {"offer_id": f"o{i}" if i else "o", **quote}, transport, recorded, workload)
+                 for i, (doc, quote) in enumerate(cases)]
+        decided = validation_sql.decide_many(paths)
+        records = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    return [Decided(got.verdict, [Check(c["check_name"], c["status"], c["message"], c["measured"], c["expected"],
+                                        c["source_of_rule"]) for c in got.checks], got.reasons, rec)
+            for got, rec in zip(decided, records)]
 
 
 def statuses(result: Decided) -> dict[str, str]:

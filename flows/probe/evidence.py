@@ -47,7 +47,7 @@ def new_record(validation_id: str, host: str, port: int, user: str, quote: dict,
         "offer_id": quote["offer_id"], "provider": quote["provider"],
         "quoted_gpu_model": quote["gpu_model"], "quoted_gpu_count": quote["gpus_per_node"],
         "quoted_virtualisation": quote.get("virtualisation"),
-        # Placeholder until decided; recorded_reasons are the checks SQL carries (software_stack).
+        # Placeholder until decided (recorded_reasons: what a record stands on when its probe output is missing).
         "verdict": "inconclusive", "reasons": list(recorded_reasons), "transport_problems": list(transport_problems),
         "findings": [str(f.get("code")) for f in (probe or {}).get("findings") or [] if isinstance(f, dict)],
         "validated_at": validated_at, "probe_sha256": probe_sha256,

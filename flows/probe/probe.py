@@ -24,6 +24,13 @@ DEEP_TIMEOUT_S = float(os.environ.get("PROBE_DEEP_TIMEOUT_S", "900"))
 RVS_CONF = "/opt/rocm/share/rocm-validation-suite/conf"
 # PCI device id → RVS per-GPU conf folder (RVS ships conf/MI300X, MI325X, MI350X, MI355X).
 RVS_MODEL_DIRS = {"0x74a1": "MI300X", "0x74a5": "MI325X", "0x75a0": "MI350X", "0x75a3": "MI355X"}
+# AMD's cluster-validation commands and floors' own runs (ROCm/system-acceptance-docs
+# docs/performance-bench/mi300x.rst): TransferBench all-to-all, rocBLAS FP32 4000^3, BabelStream per GPU
+# (its wrapper.sh runs `hip-stream --device $RANK -n 50 -s 268435456` on each GPU under mpiexec).
+TRANSFERBENCH_A2A = ["TransferBench", "a2a"]
+ROCBLAS_FP32_4000 = ["rocblas-bench", "-f", "gemm", "-r", "s", "-m", "4000", "-n", "4000", "-k", "4000",
+                     "--lda", "4000", "--ldb", "4000", "--ldc", "4000", "--transposeA", "N", "--transposeB", "T"]
+BABELSTREAM = ["hip-stream", "-n", "50", "-s", "268435456"]
 MAX_TOOL_BYTES = 2 * 1024 * 1024
 MIB = 1024 * 1024
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\^\[\[[0-9;]*m")
@@ -351,6 +358,42 @@ def parse_rvs_gst(text):
     return results
 
 
+def parse_transferbench_a2a(text):
+    """The all-to-all average bandwidth (GB/s) from `TransferBench a2a`'s summary, or None."""
+    m = re.search(r"Average bandwidth \(GPU Timed\):\s*([0-9]+(?:\.[0-9]+)?)\s*GB/s", text or "")
+    return float(m.group(1)) if m else None
+
+
+def parse_babelstream_triad(text):
+    """Every Triad MBytes/sec of BabelStream's result tables (one table per run), in order."""
+    found, in_table = [], False
+    for line in (text or "").splitlines():
+        cols = line.split()
+        if cols[:2] == ["Function", "MBytes/sec"]:
+            in_table = True
+        elif in_table and len(cols) >= 2 and cols[0] == "Triad":
+            try:
+                found.append(float(cols[1]))
+            except ValueError:
+                pass
+    return found
+
+
+def parse_rocblas_gflops(text):
+    """rocblas-Gflops of rocblas-bench's result line (the CSV line under its header), or None."""
+    header = None
+    for line in (text or "").splitlines():
+        cols = [c.strip() for c in line.split(",")]
+        if "rocblas-Gflops" in cols:
+            header = cols
+        elif header and len(cols) == len(header):
+            try:
+                return float(cols[header.index("rocblas-Gflops")])
+            except ValueError:
+                return None
+    return None
+
+
 def parse_nvidia_csv(text, fields):
     """Rows of `nvidia-smi --query-gpu=… --format=csv,noheader,nounits` as dicts ("[N/A]"/"N/A" → None)."""
     rows = []
@@ -420,6 +463,31 @@ def deep_checks(gpus):
         out["rvs_gst"] = None if res["missing"] else {"conf": model_dir + "/gst_single.conf",
                                                        "results": parse_rvs_gst(res["stdout"]),
                                                        "timed_out": res["timed_out"]}
+    if gpus and not any(g.get("vendor") == "NVIDIA" for g in gpus):
+        out.update(amd_benchmarks(gpus))
+    return out
+
+
+def amd_benchmarks(gpus):
+    """TransferBench a2a, rocBLAS FP32 and BabelStream on each GPU, with AMD's commands; None for a tool not installed."""
+    out = {}
+    res = run_tool(TRANSFERBENCH_A2A, DEEP_TIMEOUT_S)
+    out["transferbench_a2a"] = None if res["missing"] else {
+        "average_gbps": parse_transferbench_a2a(res["stdout"]), "timed_out": res["timed_out"]}
+    res = run_tool(ROCBLAS_FP32_4000, DEEP_TIMEOUT_S)
+    out["rocblas_fp32_4000"] = None if res["missing"] else {
+        "gflops": parse_rocblas_gflops(res["stdout"]), "timed_out": res["timed_out"]}
+    # One run per physical GPU (partitions are the same HBM), within one deep deadline in all.
+    devices = sorted({g.get("index") for g in gpus if str(g.get("partition_id") or 0) == "0"
+                      and isinstance(g.get("index"), int)})
+    runs = []
+    for index in devices:
+        res = run_tool(BABELSTREAM[:1] + ["--device", str(index)] + BABELSTREAM[1:], DEEP_TIMEOUT_S / len(devices))
+        if res["missing"]:
+            break
+        triads = parse_babelstream_triad(res["stdout"])
+        runs.append({"device": index, "triad_mbps": min(triads) if triads else None, "timed_out": res["timed_out"]})
+    out["babelstream"] = {"runs": runs} if runs else (None if devices else {"runs": []})
     return out
 
 

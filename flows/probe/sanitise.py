@@ -16,7 +16,7 @@ ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07
 # The containers decide() reads, and what each must be; anything else is dropped with a reason.
 SHAPES = {"findings": list, "gpus": list, "host": dict, "links": dict, "partition": dict, "rocm": dict,
           "torch": dict, "deep": dict, "tools": dict, "nvidia": dict}
-LIST_OF_DICTS = {("findings",), ("gpus",), ("torch", "devices"), ("deep", "rvs_gst", "results")}
+LIST_OF_DICTS = {("findings",), ("gpus",), ("torch", "devices"), ("deep", "rvs_gst", "results"), ("deep", "babelstream", "runs")}
 # Leaves decide() compares or groups by: a value of another type is dropped (as if not reported).
 TEXT, WHOLE = (str,), (int,)
 GPU_LEAVES = {"bdf": TEXT, "gfx_target": TEXT, "pci_device_id": TEXT, "market_name": TEXT, "product_name": TEXT,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from flows.probe import evidence, sanitise, ssh_runner, verdict
 from flows.probe import workload as bench_workload
-from provider_eval import feasibility, validation_sql, warehouse
+from provider_eval import validation_sql, warehouse
 from provider_eval.errors import ProviderEvalError
 from provider_eval.exit_codes import ExitCode
 
@@ -36,7 +36,7 @@ def lookup_quote(warehouse_path: Path, offer_id: str) -> dict:
 
 def validate_host(host: str, offer_id: str, user: str, port: int, identity_file: Path, known_hosts: Path,
                   warehouse_path: Path, timeout_s: float = 300, connect_timeout_s: float = 10,
-                  bench: bool = True, reference: verdict.Reference | None = None, deep: bool = False,
+                  bench: bool = True, deep: bool = False,
                   workload: str | None = None, workload_params: dict | None = None,
                   workload_timeout_s: float = 1800) -> dict:
     """Run the whole validation and return the evidence record (also written under the warehouse).
@@ -63,19 +63,12 @@ def validate_host(host: str, offer_id: str, user: str, port: int, identity_file:
     # Everything the host sent is cleaned here, once: what follows only sees printable, bounded, finite values.
     probe, _ = (sanitise.parse_probe_output(result.stdout) if not (result.timed_out or result.truncated)
                 else (None, []))
-    ref = reference or verdict.Reference.load()
-    recorded = []
-    # AMD's ROCm matrix only (the SQL notes it as not applicable on an NVIDIA quote).
-    if probe and probe.get("schema_version") == verdict.PROBE_SCHEMA \
-            and (ref.catalog(quote["gpu_model"]) or {}).get("vendor") != verdict.NVIDIA:
-        recorded.append(_software_stack(probe, quote["gpu_model"]))
-
     directory = evidence.validations_dir(warehouse_path)
     probe_sha = evidence.store_raw_probe(directory, result.stdout.encode())
     validated_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     record = evidence.new_record(
         evidence.validation_id(host, port, offer_id, validated_at, probe_sha), host, port, user, quote, validated_at,
-        probe_sha, probe, problems, recorded,
+        probe_sha, probe, problems, [],
         host_key_fingerprint=result.host_key_fingerprint, remote_exit_status=result.exit_status)
     _decide(directory, record)
     if workload:
@@ -114,18 +107,3 @@ def _representative_workload(target: ssh_runner.Target, quote: dict, record: dic
     path = bench_workload.save_result(directory, record["validation_id"], ran)
     return {"template": template, "params": params, "result_path": str(path) if path else None, "skipped": False,
             "problem": verdict.printable(ran.problem) if ran.problem else None, "result_format": ran.result_format}
-
-
-def _software_stack(probe: dict, gpu_model: str) -> str:
-    """The measured stack against AMD's matrix, with the same SQL as the warehouse's compat_checks (one reason line)."""
-    host, rocm, torch = probe.get("host") or {}, probe.get("rocm") or {}, probe.get("torch") or {}
-    rocm_version = (rocm.get("version_file") or rocm.get("amdsmi_rocm_version") or "").split("-")[0] or None
-    pretty = (host.get("os_pretty_name") or "").removesuffix(" LTS").strip() or None
-    stack = {"gpu_model": gpu_model, "rocm_version": rocm_version, "os": pretty,
-             "kernel": host.get("kernel_release"),
-             "torch_version": (torch.get("version") or "").split("+")[0] or None}
-    result = feasibility.check_compat(stack)
-    # Unknown means our shipped matrix cannot say (not that the host is wrong): a note, not a verdict.
-    status = {"supported": "pass", "unsupported": "fail"}.get(result["verdict"], "note")
-    text = "; ".join(verdict.printable(r) for r in result["reasons"] or [])
-    return f"{status.upper()} software_stack: {result['verdict']}: {text}"

@@ -35,7 +35,7 @@ def validate_host(
     """Probe a rented host over SSH and check it against a quote before signing (exit 0 pass, 1 fail, 3 inconclusive)."""
     from flows.validate_host import validate_host as validation_flow
     from flows.probe.validate import summary_json
-    from provider_eval import console_logs, validation_sql
+    from provider_eval import console_logs
 
     params = {}
     for item in workload_param or []:
@@ -56,12 +56,9 @@ def validate_host(
         fail(f"no validation recorded: {result}", result.exit_code)
     if isinstance(result, BaseException):
         raise result
-    # The verdict is the warehouse's: the SQL models the refresh builds, run on this one record.
-    decided = validation_sql.decide(result["evidence_path"])
-    record = {**result, "recorded_verdict": result["verdict"], "verdict": decided.verdict, "reasons": decided.reasons,
-              "checks": [{"check": c["check_name"], "status": c["status"], "message": c["message"],
-                          "measured": c["measured"], "expected": c["expected"], "source_of_rule": c["source_of_rule"]}
-                         for c in decided.checks]}
+    # The flow's record carries the warehouse's verdict: validate-host decided it with the SQL models the
+    # refresh builds (flows/probe/validate.py), so it is printed as is, not decided again.
+    record = result
     if fmt == Format.json:
         print(summary_json(record))
     else:

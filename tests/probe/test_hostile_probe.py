@@ -102,6 +102,8 @@ def test_a_measurement_that_is_not_a_number_is_inconclusive(real_doc, value):
     lambda d: d.update(partition={"compute": 5, "memory": None}),
     lambda d: d.update(rocm={"version_file": 6.2}),
     lambda d: d.update(deep={"rccl_allreduce": {"busbw_in_place_gbps": "fast"}, "rvs_gst": {"results": "ok"}}),
+    lambda d: d.update(deep={"transferbench_a2a": {"average_gbps": "fast"}, "babelstream": {"runs": "ok"},
+                             "rocblas_fp32_4000": [1]}),
     lambda d: [g.update(vram_bytes="192 GB") for g in d["gpus"]],
     lambda d: [g.update(vram_bytes=True) for g in d["gpus"]],
     lambda d: [g.update(index={"i": 0}, bdf=[1]) for g in d["gpus"]],

@@ -232,6 +232,44 @@ def test_deep_checks_run_when_installed_and_asked(tmp_path):
     assert run_probe_locally(env)["deep"] == {}  # not asked: not run
 
 
+# AMD's own runs, as printed in ROCm/system-acceptance-docs docs/performance-bench/mi300x.rst (SOURCES.md).
+TRANSFERBENCH = "TransferBench_a2a_MI300X_system-acceptance-docs.txt"
+BABELSTREAM = "BabelStream_hip-stream_MI300X_system-acceptance-docs.txt"
+ROCBLAS = "rocblas-bench_gemm_fp32_4000_MI300X_system-acceptance-docs.txt"
+
+
+def test_transferbench_babelstream_and_rocblas_outputs_parse():
+    assert probe.parse_transferbench_a2a(fixture_text(TRANSFERBENCH)) == 35.776
+    # Two ranks' tables (of 8, truncated in the doc): every Triad row, in order.
+    assert probe.parse_babelstream_triad(fixture_text(BABELSTREAM)) == [3948061.647, 3947212.603]
+    # Another build (OpenCL, VC4CL#82) with the same table, padded columns and a failed validation above it.
+    assert probe.parse_babelstream_triad(fixture_text("BabelStream_ocl-stream_VC4CL-issue-82.txt")) == [39.135]
+    assert probe.parse_rocblas_gflops(fixture_text(ROCBLAS)) == 97190.6
+    # Output without the result (a crash, another tool's text): no number, never a zero.
+    for text in ("", fixture_text("rvs_rccl_outputs_system-acceptance-docs.txt")):
+        assert (probe.parse_transferbench_a2a(text), probe.parse_babelstream_triad(text),
+                probe.parse_rocblas_gflops(text)) == (None, [], None)
+
+
+def test_amd_benchmarks_run_with_amds_commands_when_installed(tmp_path):
+    tools = {"TransferBench": fixture_text(TRANSFERBENCH), "hip-stream": fixture_text(BABELSTREAM),
+             "rocblas-bench": fixture_text(ROCBLAS)}
+    env = fake_host.mi300x_host(tmp_path / "host", count=2, extra_tools=tools)
+    deep = run_probe_locally(env, "--deep")["deep"]
+    assert deep["transferbench_a2a"] == {"average_gbps": 35.776, "timed_out": False}
+    assert deep["rocblas_fp32_4000"] == {"gflops": 97190.6, "timed_out": False}
+    assert deep["babelstream"] == {"runs": [{"device": d, "triad_mbps": 3947212.603, "timed_out": False} for d in (0, 1)]}
+    ran = (tmp_path / "host" / "argv.log").read_text().splitlines()
+    assert ran == ["TransferBench a2a",
+                   "rocblas-bench -f gemm -r s -m 4000 -n 4000 -k 4000 --lda 4000 --ldb 4000 --ldc 4000 "
+                   "--transposeA N --transposeB T",
+                   "hip-stream --device 0 -n 50 -s 268435456", "hip-stream --device 1 -n 50 -s 268435456"]
+    # Not installed: recorded as such (None), so the verdict can say so; not asked: nothing.
+    bare = run_probe_locally(fake_host.mi300x_host(tmp_path / "bare", count=2), "--deep")["deep"]
+    assert {k: bare[k] for k in ("transferbench_a2a", "rocblas_fp32_4000", "babelstream")} == \
+        {"transferbench_a2a": None, "rocblas_fp32_4000": None, "babelstream": None}
+
+
 def test_missing_probe_document_is_inconclusive():
     assert decide(None, MI300X_8, ["timed out"]).verdict == "inconclusive"
 

@@ -224,8 +224,8 @@ def test_flow_records_validations_and_the_refresh_reranks(tmp_path, keys, wareho
         assert manifest[failed["evidence_path"]] == "1/1/0"
         # What validate-host prints (the SQL models on the one record) is what the warehouse says after the refresh.
         from provider_eval import validation_sql
-        for done in (passed, failed):
-            printed = validation_sql.decide(Path(done["evidence_path"]))
+        both = validation_sql.decide_many([Path(done["evidence_path"]) for done in (passed, failed)])  # one build
+        for done, printed in zip((passed, failed), both):
             assert query(warehouse, "select verdict, reasons, recorded_verdict from hardware_validations where validation_id = ?",
                          [done["validation_id"]]) == [(printed.verdict, printed.reasons, done["verdict"])]
             assert query(warehouse, "select count(*) from validation_checks where validation_id = ?",

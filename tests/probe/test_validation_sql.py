@@ -16,7 +16,7 @@ from flows.ingest.adapters.base import FileContext
 from flows.probe import probe
 from provider_eval import validation_sql
 from tests import fake_host
-from tests.sql_verdict import decide
+from tests.sql_verdict import decide, decide_all
 
 PROBE = Path(probe.__file__)
 VALIDATIONS = Path(__file__).parent.parent / "fixtures" / "validations"
@@ -56,7 +56,7 @@ def test_the_sql_verdict_of_each_scenario(name, tmp_path):
     path, _ = record(tmp_path / "validations", probe_stdout(build(tmp_path / "host")), model, count)
     got = validation_sql.decide(path)
     assert got.verdict == (expected or "pass"), got.reasons
-    # Every check names its rule's source; none is carried from Python (no software_stack in these records).
+    # Every check names its rule's source; none is carried from Python (software_stack is decided in SQL too).
     assert all(c["source_of_rule"] and not c["source_of_rule"].startswith("recorded") for c in got.checks)
     assert got.reasons == [f"{c['status'].upper()} {c['check_name']}: {c['message']}" for c in got.checks]
 
@@ -75,11 +75,13 @@ def test_a_record_without_its_probe_output_is_decided_from_what_was_recorded(tmp
 
 
 def test_the_bundled_record_decides_as_it_did(tmp_path):
-    """A record written before the move (no transport_problems field, Python's reasons): same verdict and reasons."""
+    """A record written before the move (no transport_problems field, Python's reasons): same verdict and reasons,
+    plus software_stack, which its record never carried and SQL now decides from its facts (a note: ROCm 6.2.3)."""
     path = VALIDATIONS / "val-2cae4f97d4ac7fec.json"
     rec = json.loads(path.read_text(encoding="utf-8"))
     got = validation_sql.decide(path)
-    assert got.verdict == rec["verdict"] == "pass" and sorted(got.reasons) == sorted(rec["reasons"])
+    stack = "NOTE software_stack: unknown: ROCm 6.2.3 is not in the shipped matrix (ROCm 6.0.0 to 7.2.3)"
+    assert got.verdict == rec["verdict"] == "pass" and sorted(got.reasons) == sorted(rec["reasons"] + [stack])
 
 
 def test_bad_records_are_one_quarantined_row_each_with_every_bad_field(tmp_path):
@@ -185,6 +187,50 @@ def test_a_hip_release_the_matrix_does_not_list_is_a_note(tmp_path):
     assert [r.status for r in target] == ["note"] and "5.7 is not in rocm_gpu_targets.csv" in target[0].message
 
 
+def _stack(doc: dict, rocm: str | None, os_name: str | None, kernel: str | None, torch: str | None) -> dict:
+    """The fake host's document with another measured stack (ROCm file, os-release PRETTY_NAME, uname -r, torch)."""
+    doc = json.loads(json.dumps(doc))
+    doc["rocm"].update(version_file=rocm, amdsmi_rocm_version=None)
+    doc["host"].update(os_pretty_name=os_name, kernel_release=kernel)
+    if torch:
+        doc["torch"].update(importable=True, version=torch, hip=None, device_count=8)
+    return doc
+
+
+# (measured stack, quoted model) -> the software_stack row the SQL decides, through AMD's matrix. The rows
+# are those validate-host printed when it carried the check from Python (feasibility.check_compat) on the
+# same documents (compared on 17 documents when the check moved to SQL).
+STACKS = [
+    (("6.4.1-1", "Ubuntu 22.04.5 LTS", "5.15.0-122-generic", "2.6.0+rocm6.4.1"), "MI300X", "pass",
+     "supported: MI300X (gfx942) with ROCm 6.4.1: every declared component is listed as compatible in AMD's matrix"),
+    (("6.4.1-1", "Ubuntu 22.04.4 LTS", None, None), "MI300X", "fail",
+     "unsupported: Ubuntu 22.04.4 is not supported by ROCm 6.4.1 (supported Ubuntu releases: 24.04.2, 22.04.5)"),
+    (("6.4.1", "Ubuntu 22.04.5 LTS", "6.8.0-45-generic", "2.1.0"), "MI300X", "fail",
+     "unsupported: PyTorch 2.1 is not listed for ROCm 6.4.1 (AMD lists 2.6, 2.5, 2.4, 2.3)"),
+    (("6.2.3", None, None, None), "MI300X", "note",
+     "unknown: no OS is declared; ROCm 6.2.3 is not in the shipped matrix (ROCm 6.0.0 to 7.2.3)"),
+    ((None, "Ubuntu 22.04.5 LTS", None, None), "MI300X", "note", "unknown: no ROCm version is declared"),
+]
+
+
+def test_the_measured_stack_is_judged_by_amds_matrix_in_sql(tmp_path):
+    doc = json.loads(probe_stdout(fake_host.mi300x_host(tmp_path / "host")))
+    cases = [(_stack(doc, *stack), {"gpu_model": model, "gpus_per_node": 8}) for stack, model, _, _ in STACKS]
+    # The same stack on a host that is not the quoted GPU, and on an NVIDIA quote: no matrix verdict.
+    cases += [(cases[1][0], {"gpu_model": "MI325X", "gpus_per_node": 8}), (cases[1][0], {"gpu_model": "H100 SXM", "gpus_per_node": 8})]
+    got = decide_all(cases)
+    for (_, _, status, message), result in zip(STACKS, got):
+        [row] = [r for r in result.reasons if r.check == "software_stack"]
+        assert (row.status, row.message) == (status, message)
+        assert row.source_of_rule.startswith("AMD's compatibility matrix") and row.expected.startswith("supported")
+    assert got[0].reasons[[r.check for r in got[0].reasons].index("software_stack")].measured == \
+        "ROCm 6.4.1, Ubuntu 22.04.5, kernel 5.15.0-122-generic, PyTorch 2.6.0"
+    assert got[1].verdict == "fail" and got[0].verdict == "pass"
+    assert not [r for r in got[-2].reasons if r.check == "software_stack"]
+    assert [(r.status, r.message.split(":")[0]) for r in got[-1].reasons if r.check == "software_stack"] == \
+        [("note", "not applicable")]
+
+
 RCCL = (FIXTURES / "rvs_rccl_outputs_system-acceptance-docs.txt").read_text(encoding="utf-8")
 
 
@@ -254,3 +300,69 @@ def test_the_workload_outcome_is_a_check(tmp_path, workload, status):
     got = decide(stdout, {"gpu_model": "MI300X", "gpus_per_node": 8}, workload=workload)
     assert [r.status for r in got.reasons if r.check == "workload"] == [status]
     assert got.verdict == ("inconclusive" if status == "inconclusive" else "pass")
+
+
+# AMD's own runs of its cluster-validation benchmarks (ROCm/system-acceptance-docs, SOURCES.md), replayed by
+# the fake host's stand-in tools; the floors are acceptance_thresholds.csv's MI300X rows from the same doc.
+BENCH_TOOLS = {"TransferBench": "TransferBench_a2a_MI300X_system-acceptance-docs.txt",
+               "hip-stream": "BabelStream_hip-stream_MI300X_system-acceptance-docs.txt",
+               "rocblas-bench": "rocblas-bench_gemm_fp32_4000_MI300X_system-acceptance-docs.txt"}
+BENCH_CHECKS = ("transferbench_a2a", "babelstream_triad", "rocblas_fp32_4000")
+
+
+def _bench_rows(result) -> list[tuple]:
+    return [(r.check, r.status, r.measured, r.expected, r.message) for r in result.reasons if r.check in BENCH_CHECKS]
+
+
+def test_amd_cluster_benchmarks_against_their_floors(tmp_path):
+    tools = {name: (FIXTURES / file).read_text(encoding="utf-8") for name, file in BENCH_TOOLS.items()}
+    measured = json.loads(probe_stdout(fake_host.mi300x_host(tmp_path / "host", extra_tools=tools), "--deep"))
+    missing = json.loads(probe_stdout(fake_host.mi300x_host(tmp_path / "bare"), "--deep"))
+    slow = json.loads(json.dumps(measured))
+    slow["deep"]["transferbench_a2a"]["average_gbps"] = 30.1
+    slow["deep"]["babelstream"]["runs"][3]["triad_mbps"] = 3800000.5   # one GPU of eight below the floor
+    slow["deep"]["rocblas_fp32_4000"]["gflops"] = 90000.0
+    odd = json.loads(json.dumps(measured))
+    odd["deep"]["transferbench_a2a"]["average_gbps"] = "fast"
+    odd["deep"]["babelstream"]["runs"][0]["timed_out"] = True
+    odd["deep"]["rocblas_fp32_4000"]["gflops"] = None
+    mi300x = {"gpu_model": "MI300X", "gpus_per_node": 8}
+    got = decide_all([(measured, mi300x), (slow, mi300x), (missing, mi300x), (odd, mi300x),
+                      (measured, {"gpu_model": "MI325X", "gpus_per_node": 8}),
+                      (measured, {"gpu_model": "H100 SXM", "gpus_per_node": 8})])
+    assert _bench_rows(got[0]) == [
+        ("transferbench_a2a", "pass", "35.776", ">= 32.9 GB/s", "average all-to-all bandwidth 35.776 GB/s (floor 32.9)"),
+        ("babelstream_triad", "pass", "3947212.603", ">= 3885301 MB/s",
+         "Triad of the slowest of 8 GPU(s) 3947212.603 MB/s (floor 3885301)"),
+        ("rocblas_fp32_4000", "pass", "97190.6", ">= 94100 GFLOPS", "FP32 4000³ gemm 97190.6 GFLOPS (floor 94100)")]
+    assert all("system-acceptance-docs" in r.source_of_rule for r in got[0].reasons if r.check in BENCH_CHECKS)
+    assert got[0].verdict == "pass"
+    # Below a floor: a fail with both numbers.
+    assert [(c, s, m) for c, s, _, _, m in _bench_rows(got[1])] == [
+        ("transferbench_a2a", "fail", "average all-to-all bandwidth 30.1 GB/s is below the floor of 32.9 GB/s"),
+        ("babelstream_triad", "fail", "Triad of the slowest of 8 GPU(s) 3800000.5 MB/s is below the floor of 3885301 MB/s"),
+        ("rocblas_fp32_4000", "fail", "FP32 4000³ gemm 90000 GFLOPS is below the floor of 94100 GFLOPS")]
+    assert got[1].verdict == "fail"
+    # Not installed on the host: a note that says so; the verdict does not change.
+    assert [(c, s, m) for c, s, _, _, m in _bench_rows(got[2])] == [
+        ("transferbench_a2a", "note", "TransferBench a2a is not installed on the host (not on PATH): not run"),
+        ("babelstream_triad", "note", "BabelStream (hip-stream) is not installed on the host (not on PATH): not run"),
+        ("rocblas_fp32_4000", "note", "rocblas-bench is not installed on the host (not on PATH): not run")]
+    assert got[2].verdict == "pass"
+    # Not a number, cut off by the deadline, no result line: undecided, never a pass.
+    assert [(c, s, m) for c, s, _, _, m in _bench_rows(got[3])] == [
+        ("transferbench_a2a", "inconclusive", "TransferBench a2a average all-to-all bandwidth is not a finite number (fast)"),
+        ("babelstream_triad", "inconclusive", "BabelStream (hip-stream) did not finish within the deep deadline"),
+        ("rocblas_fp32_4000", "inconclusive", "rocblas-bench printed no result")]
+    # No floor for the quoted model (the floors are MI300X's): the number as a note; NVIDIA quotes: none of these.
+    assert {(c, s) for c, s, *_ in _bench_rows(got[4])} == {(c, "note") for c in BENCH_CHECKS}
+    assert "no floor for MI325X" in _bench_rows(got[4])[0][4]
+    assert _bench_rows(got[5]) == []
+
+
+def test_several_records_decided_in_one_build_as_each_alone(tmp_path):
+    paths = [record(tmp_path / "validations", probe_stdout(build(tmp_path / name)), model, count)[0]
+             for name, (build, model, count, _) in list(SCENARIOS.items())[:3]]
+    together = validation_sql.decide_many(paths)
+    assert together == [validation_sql.decide(p) for p in paths]
+    assert [v.verdict for v in together] == ["pass", "fail", "fail"]

@@ -49,12 +49,18 @@ PROBE_COLUMNS = {
     "torch_error": pl.String, "finding_codes": pl.List(pl.String), "finding_messages": pl.List(pl.String),
     "probe_gemm_bf16_8192_tflops": pl.Float64, "probe_hbm_copy_gbps": pl.Float64,
     "probe_gemm_bf16_8192_text": pl.String, "probe_hbm_copy_text": pl.String, "gpu_source": pl.String,
-    "probe_output_landed": pl.Boolean,
+    "probe_output_landed": pl.Boolean, "os_pretty_name": pl.String, "kernel_release": pl.String,
     "nvidia_driver_version": pl.String, "cuda_driver_version": pl.String, "nvcc_cuda_version": pl.String,
     "rccl_busbw_gbps": pl.Float64, "rccl_busbw_text": pl.String, "rccl_gpus": pl.Int64,
     "rccl_message_bytes": pl.Int64, "rccl_timed_out": pl.Boolean,
     "rvs_gst_conf": pl.String, "rvs_gst_results": pl.Int64, "rvs_gst_missed": pl.Int64,
     "rvs_gst_missed_gflops": pl.Int64, "rvs_gst_missed_target_gflops": pl.Int64,
+    # --deep on an AMD host: TransferBench a2a, rocBLAS FP32 4000^3, BabelStream (the slowest GPU's Triad);
+    # *_run is 'ran', 'timed_out' or 'missing' (not installed), null when not attempted.
+    "transferbench_a2a_gbps": pl.Float64, "transferbench_a2a_text": pl.String, "transferbench_a2a_run": pl.String,
+    "rocblas_fp32_4000_gflops": pl.Float64, "rocblas_fp32_4000_text": pl.String, "rocblas_fp32_4000_run": pl.String,
+    "babelstream_triad_mbps": pl.Float64, "babelstream_triad_text": pl.String, "babelstream_run": pl.String,
+    "babelstream_gpus": pl.Int64,
     "workload_template": pl.String, "workload_skipped": pl.Boolean, "workload_problem": pl.String,
     "workload_result_format": pl.String,
 }
@@ -167,7 +173,7 @@ def _text(value) -> str | None:
 def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
     """The per-validation facts of the probe document (all null when none came back)."""
     probe = probe if isinstance(probe, dict) else {}
-    rocm, links, part = (probe.get(k) or {} for k in ("rocm", "links", "partition"))
+    rocm, links, part, host = (probe.get(k) or {} for k in ("rocm", "links", "partition", "host"))
     torch = probe.get("torch") or {}
     findings = [f for f in probe.get("findings") or [] if isinstance(f, dict) and isinstance(f.get("code"), str)]
     return {
@@ -193,6 +199,8 @@ def _probe_facts(probe: dict | None, problems: list[str]) -> dict:
         "probe_gemm_bf16_8192_text": _as_text(torch.get("gemm_bf16_8192_tflops")),
         "probe_hbm_copy_text": _as_text(torch.get("hbm_copy_gbps")),
         "gpu_source": _text(probe.get("gpu_source")),
+        # The stack AMD's matrix is keyed by (software_stack): the OS and kernel the host runs.
+        "os_pretty_name": _text(host.get("os_pretty_name")), "kernel_release": _text(host.get("kernel_release")),
         **_nvidia_and_deep_facts(probe),
     }
 
@@ -215,6 +223,38 @@ def _nvidia_and_deep_facts(probe: dict) -> dict:
         "rvs_gst_missed": len(missed) if rvs is not None else None,
         "rvs_gst_missed_gflops": _whole(missed[0].get("gflops")) if missed else None,
         "rvs_gst_missed_target_gflops": _whole(missed[0].get("target_gflops")) if missed else None,
+        **_benchmark_facts(deep),
+    }
+
+
+def _run_state(deep: dict, key: str) -> str | None:
+    """How a --deep tool went: not attempted (None), 'missing' (not installed), 'timed_out' or 'ran'."""
+    if key not in deep:
+        return None
+    result = deep[key]
+    if not isinstance(result, dict):
+        return "missing" if result is None else None
+    runs = result.get("runs") if isinstance(result.get("runs"), list) else [result]
+    return "timed_out" if any(isinstance(r, dict) and r.get("timed_out") is True for r in runs) else "ran"
+
+
+def _benchmark_facts(deep: dict) -> dict:
+    """TransferBench, rocBLAS and BabelStream results (what the host printed when it is not a finite number)."""
+    a2a = deep.get("transferbench_a2a") if isinstance(deep.get("transferbench_a2a"), dict) else {}
+    blas = deep.get("rocblas_fp32_4000") if isinstance(deep.get("rocblas_fp32_4000"), dict) else {}
+    stream = deep.get("babelstream") if isinstance(deep.get("babelstream"), dict) else {}
+    runs = [r for r in stream.get("runs") or [] if isinstance(r, dict)]
+    triads = [_finite(r.get("triad_mbps")) for r in runs]
+    # Every GPU must reach the floor: the slowest counts, and one GPU without a number leaves it undecided.
+    bad = next((r.get("triad_mbps") for r, v in zip(runs, triads) if v is None), None)
+    return {
+        "transferbench_a2a_gbps": _finite(a2a.get("average_gbps")), "transferbench_a2a_text": _as_text(a2a.get("average_gbps")),
+        "transferbench_a2a_run": _run_state(deep, "transferbench_a2a"),
+        "rocblas_fp32_4000_gflops": _finite(blas.get("gflops")), "rocblas_fp32_4000_text": _as_text(blas.get("gflops")),
+        "rocblas_fp32_4000_run": _run_state(deep, "rocblas_fp32_4000"),
+        "babelstream_triad_mbps": min(triads) if triads and None not in triads else None,
+        "babelstream_triad_text": _as_text(bad) if None in triads else (_as_text(min(triads)) if triads else None),
+        "babelstream_run": _run_state(deep, "babelstream"), "babelstream_gpus": len(runs) if stream else None,
     }
 
 

@@ -1,10 +1,9 @@
 -- One row per check of every validation: what was measured, what was expected, the status (pass,
 -- fail, inconclusive or note) and where the rule comes from, numbered in check order. The checks are
 -- decided by the int_validation_*_checks models over the landed probe facts (int_validation_facts);
--- validate-host prints these same rows (provider_eval/validation_sql.py). The one check not decided
--- here, AMD's software_stack (compat_checks' SQL, run by validate-host on the measured stack), and
--- every check of a record whose raw probe output is missing are the recorded ones, marked so in
--- source_of_rule (int_validation_recorded_checks).
+-- validate-host prints these same rows (provider_eval/validation_sql.py). Every check of a record whose
+-- raw probe output is missing is the recorded one, marked so in source_of_rule
+-- (int_validation_recorded_checks).
 {#- Each model decides one group of checks; all give the same columns. -#}
 {%- set check_models = ['int_validation_host_checks', 'int_validation_gpu_checks', 'int_validation_stack_checks',
     'int_validation_bench_checks', 'int_validation_recorded_checks', 'int_validation_run_checks',

@@ -1,7 +1,6 @@
--- One row per check validate-host recorded that SQL does not decide (before numbering): AMD's
--- software_stack (compat_checks' SQL on the measured stack, run by validate-host), and every check of a
--- record whose raw probe output did not land (but transport and workload, decided from the record),
--- parsed back from "STATUS check: message".
+-- One row per check of a record whose raw probe output did not land, as validate-host recorded it (but
+-- transport and workload, decided from the record), parsed back from "STATUS check: message". (Records
+-- written before the SQL decided software_stack also carry it; with their probe output it is re-decided.)
 -- Ephemeral: a step of int_validation_checks (inlined there as a CTE); a table of its own would cost a
 -- dbt node per build for a few rows.
 {{ config(materialized='ephemeral') }}
@@ -9,16 +8,13 @@
 with recorded as (
     select v.validation_id, u.position, lower(m[1]) as status, m[2] as check_name, m[3] as message
     from {{ ref('stg_hardware_validations') }} as v
-    -- The stack check says something only on a host that is the quoted (AMD) GPU.
-    left join {{ ref('int_validation_facts') }} as f
-        on f.validation_id = v.validation_id and f.found_models = [f.quoted_gpu_model] and not f.nvidia_quote
     cross join lateral (select unnest(v.recorded_reasons) as reason, generate_subscripts(v.recorded_reasons, 1) as position) as u
     cross join lateral (select regexp_extract(u.reason, '^(\S+) ([^:]+): (.*)$', ['s', 'c', 'm']) as p) as x
     cross join lateral (select [x.p.s, x.p.c, x.p.m] as m) as y
     where m[2] != ''
         -- The checks the other int_validation_*_checks models decide.
         and m[2] not in ('transport', 'workload')
-        and (not v.probe_output_landed or (f.validation_id is not null and m[2] = 'software_stack'))
+        and not v.probe_output_landed
 )
 
 select validation_id,

@@ -1,6 +1,8 @@
 -- One row per software stack check of every decidable validation (before numbering): the ROCm release
--- against the quoted GPU's floor, the GPUs PyTorch sees against the devices the tools list, and each
--- GPU's gfx target against the ROCm release PyTorch was built with (rocm_gpu_targets).
+-- against the quoted GPU's floor, the measured stack (ROCm, OS, kernel, PyTorch) against AMD's
+-- compatibility matrix (int_compat_checks, the rules of compat_checks), the GPUs PyTorch sees against
+-- the devices the tools list, and each GPU's gfx target against the ROCm release PyTorch was built with
+-- (rocm_gpu_targets).
 -- Ephemeral: a step of int_validation_checks (inlined there as a CTE); a table of its own would cost a
 -- dbt node per build for a few rows.
 {{ config(materialized='ephemeral') }}
@@ -26,6 +28,18 @@ select validation_id, 60, 0, 'rocm', 'note', null::varchar, null::varchar,
     'not applicable: an NVIDIA host runs CUDA, not ROCm (validation_rocm_floors.csv covers AMD GPUs only)',
     'validation_rocm_floors.csv covers AMD GPUs only'
 from facts where nvidia_quote
+
+union all
+-- software_stack (AMD quotes whose GPUs are all the quoted model): the measured stack through AMD's matrix.
+-- Unknown means the shipped matrix cannot say (not that the host is wrong): a note, not a verdict.
+select validation_id, 62, 0, 'software_stack',
+    case verdict when 'supported' then 'pass' when 'unsupported' then 'fail' else 'note' end,
+    concat_ws(', ', coalesce('ROCm ' || rocm_version, 'no ROCm'), coalesce(os, 'no OS'),
+        coalesce('kernel ' || kernel, 'no kernel'), 'PyTorch ' || torch_version),
+    'supported by AMD''s compatibility matrix',
+    verdict || ': ' || array_to_string(reasons, '; '),
+    'AMD''s compatibility matrix (data/reference/rocm_*.csv), by the rules of compat_checks (macros/compat_rules.sql)'
+from {{ ref('int_validation_compat_checks') }}
 
 union all
 -- visible_gpus (AMD quotes; NVIDIA's is in int_validation_nvidia_checks): PyTorch sees fewer devices than the
