@@ -3,7 +3,7 @@
 -- rank and cost per completed unit when the whole cost model is re-run at 30 / 60 / 100 %, for
 -- ranking_sensitivity. Ranked as rankings ranks: cheapest first, ties by the option's key.
 with scenario_costs as (
-    select * from {{ ref('int_workload_cost_lines') }}
+    select * from ({{ workload_cost_lines_now() }})
     where status = 'ranked' and throughput_source = 'measured'
 ),
 

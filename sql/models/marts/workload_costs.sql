@@ -3,7 +3,8 @@
 -- unit — or the reasons the configuration is excluded. Estimated rows are labelled (status
 -- 'estimated', throughput_source 'estimate') and never ranked with measured ones.
 with cost_lines as (
-    select * from {{ ref('int_workload_cost_lines') }} where utilisation_scenario = 'declared'
+    -- The cost lines as of this refresh (their clock columns and status joined on).
+    select * from ({{ workload_cost_lines_now() }}) where utilisation_scenario = 'declared'
 ),
 
 compared as (
