@@ -107,3 +107,44 @@
     ) as o using (offer_option_id)
     where c.throughput_source = 'measured' or o.stale_reason is null
 {%- endmacro %}
+
+{# A model rebuilt only when its inputs changed (int_workload_closest_runs): one hash of every input
+   (sum(hash(row)) per table, as a multiset); each row carries it as inputs_hash. The pre-hook
+   deletes every row when it differs, and the model's select computes nothing while rows remain. #}
+{% macro inputs_fingerprint(inputs) -%}
+    select hash(
+        {%- for input in inputs %}
+        (select coalesce(sum(hash(t)), 0) from ({{ input }}) as t){{ ',' if not loop.last }}
+        {%- endfor %}
+    ) as inputs_hash
+{%- endmacro %}
+
+{% macro delete_if_inputs_changed(inputs) -%}
+    {%- if is_incremental() -%}
+    delete from {{ this }} where inputs_hash is distinct from ({{ inputs_fingerprint(inputs) }})
+    {%- else -%}
+    select 1
+    {%- endif -%}
+{%- endmacro %}
+
+{# True where the model must be computed: always in a full build; in an incremental one only when
+   the pre-hook emptied it. #}
+{% macro inputs_changed() -%}
+    {%- if is_incremental() -%}
+    not exists (select 1 from {{ this }})
+    {%- else -%}
+    true
+    {%- endif -%}
+{%- endmacro %}
+
+{# What int_workload_closest_runs reads (its pre-hook and its rows' inputs_hash). #}
+{% macro closest_runs_inputs() -%}
+    {{ return([
+        "select * from " ~ ref('int_workloads'),
+        "select * from " ~ ref('int_current_benchmark_runs'),
+        "select * from " ~ ref('int_benchmark_throughputs'),
+        "select * from " ~ ref('int_workload_benchmark_matches'),
+        "select distinct workload_id, gpu_model, gpu_count from " ~ ref('int_workload_configurations'),
+        "select * from " ~ ref('stg_conventions'),
+    ]) }}
+{%- endmacro %}
