@@ -1,6 +1,8 @@
 """Incremental refresh (#20): a build from the published warehouse loads only what changed, and
 after a sequence of changes every public table equals a full rebuild from the same inputs."""
+import datetime as dt
 import shutil
+from decimal import Decimal
 
 import duckdb
 import pytest
@@ -24,8 +26,17 @@ SECOND = QUOTES.splitlines()[0] + "\n" + "\n".join([
 ]) + "\n"
 
 
-def _refresh(warehouse, sources, full=False):
-    state = refresh(sources=str(sources), workloads=str(DEFAULT_WORKLOADS), warehouse_path=str(warehouse),
+def _dated_rescrape(price_of_mi300x: str) -> str:
+    """Every sample offer listed again, dated an hour ago (a scrape: new observed_at for all), the
+    MI300X at another price: only that option's costs may change."""
+    lines = QUOTES.splitlines()
+    when = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rows = [line.replace(",2.00,", f",{price_of_mi300x},") if "mi300x" in line else line for line in lines[1:]]
+    return "\n".join([lines[0] + ",observed_at"] + [f"{r},{when}" for r in rows]) + "\n"
+
+
+def _refresh(warehouse, sources, full=False, workloads=DEFAULT_WORKLOADS):
+    state = refresh(sources=str(sources), workloads=str(workloads), warehouse_path=str(warehouse),
                     sql_dir=str(SQL_DIR), full=full, return_state=True)
     assert state.is_completed(), state.message
     return state.result()
@@ -77,9 +88,27 @@ def sequence(tmp_path_factory):
     # Nothing changed: nothing loaded.
     _refresh(warehouse, sources)
     seen["fourth_changes"] = _changes(warehouse)
+    # A dated re-scrape of every offer (new observed_at for all) with one price changed: the cost
+    # models keep the other options' rows and must recost the MI300X (issue #20).
+    (root / "quotes" / "d.csv").write_text(_dated_rescrape("2.20"), encoding="utf-8")
+    _refresh(warehouse, sources)
+    seen["rescrape_mi300x"] = _raw(warehouse, "select distinct usd_per_node_hour, observed_at from workload_costs "
+                                              "where offer_id = 'seed-000-mi300x-server'")
+    seen["rescrape_observed"] = _raw(warehouse, "select count(distinct observed_at) from workload_costs")
+    # workloads.yaml changed (the seed's task is now three jobs): every cost is recomputed.
+    workloads = root / "workloads.yaml"
+    text = DEFAULT_WORKLOADS.read_text(encoding="utf-8")
+    assert "    unit: jobs\n    quantity: 1\n" in text
+    workloads.write_text(text.replace("    unit: jobs\n    quantity: 1\n", "    unit: jobs\n    quantity: 3\n", 1),
+                         encoding="utf-8")
+    seen["seed_before"] = _raw(warehouse, "select offer_id, total_cost_usd from workload_costs "
+                                          "where workload_id = 'seed-000-same-task' order by offer_id")
+    _refresh(warehouse, sources, workloads=workloads)
+    seen["seed_after"] = _raw(warehouse, "select offer_id, total_cost_usd from workload_costs "
+                                         "where workload_id = 'seed-000-same-task' order by offer_id")
     incremental = root / "incremental.duckdb"
     shutil.copy(warehouse, incremental)
-    _refresh(warehouse, sources, full=True)
+    _refresh(warehouse, sources, full=True, workloads=workloads)
     seen["full_changes"] = _changes(warehouse)
     return {"incremental": incremental, "full": warehouse, **seen}
 
@@ -109,6 +138,17 @@ def test_incremental_sequence_equals_one_full_refresh(sequence):
     assert _raw(sequence["full"], "select count(*) from benchmark_requests")[0][0] == 200
     assert _raw(sequence["full"], "select count(*) from offer_history where source_name = 'extra'") == [(0,)]
     assert _raw(sequence["full"], "select count(*) from quarantine where source_name = 'quotes'")[0][0] >= 1
+
+
+def test_incremental_refresh_recosts_a_changed_price_and_a_changed_workload(sequence):
+    """The cost models are incremental per offer option: a re-scrape's changed price and a changed
+    workload reach workload_costs, and the re-listed options carry the new observation time."""
+    (price, observed), = sequence["rescrape_mi300x"]
+    assert price == Decimal("2.2") and observed > dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)
+    assert sequence["rescrape_observed"] == [(1,)]
+    before, after = dict(sequence["seed_before"]), dict(sequence["seed_after"])
+    assert before and before.keys() == after.keys()
+    assert all(after[k] > before[k] for k in before if before[k] is not None), (before, after)
 
 
 def test_raw_tables_hold_each_loaded_file_once(sequence):

@@ -3,19 +3,29 @@
 -- rank and cost per completed unit when the whole cost model is re-run at 30 / 60 / 100 %, for
 -- ranking_sensitivity. Ranked as rankings ranks: cheapest first, ties by the option's key.
 with scenario_costs as (
-    select * from {{ ref('int_workload_cost_lines') }}
+    select * from ({{ workload_cost_lines_now() }})
     where status = 'ranked' and throughput_source = 'measured'
+),
+
+option_order as (
+    -- The ties' order (the option's key, as rankings orders it) as one integer per option: sorting
+    -- two million rows on five text keys was most of this model's time.
+    select
+        offer_option_id,
+        row_number() over (order by provider, offer_id, billing_model, tier nulls first,
+            commitment_term_hours nulls first, source_name) as option_order
+    from {{ ref('int_offers_now') }}
 ),
 
 scenario_ranks as (
     select
-        workload_id, offer_option_id, utilisation_scenario, cost_per_unit_usd,
+        c.workload_id, c.offer_option_id, c.utilisation_scenario, c.cost_per_unit_usd,
         row_number() over (
-            partition by workload_id, utilisation_scenario
-            order by cost_per_unit_usd, total_cost_usd, provider, offer_id, billing_model,
-                tier nulls first, commitment_term_hours nulls first, source_name
+            partition by c.workload_id, c.utilisation_scenario
+            order by c.cost_per_unit_usd, c.total_cost_usd, o.option_order
         ) as scenario_rank
-    from scenario_costs
+    from scenario_costs as c
+    join option_order as o using (offer_option_id)
 ),
 
 final as (

@@ -6,7 +6,9 @@
 {{ config(materialized='ephemeral') }}
 
 with configurations as (
-    select * from {{ ref('int_workload_configurations') }}
+    -- The configurations this build (re)computed: every one in a full build, only the new and
+    -- changed offer options' in an incremental one (int_workload_configurations.built_by).
+    select * exclude (built_by) from {{ ref('int_workload_configurations') }} where built_by = '{{ invocation_id }}'
 ),
 
 scenarios as (

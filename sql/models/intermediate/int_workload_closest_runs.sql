@@ -4,8 +4,14 @@
 -- It explains NO_BENCHMARK: `provider-eval explain WORKLOAD` prints it (docs/cost-model.md).
 -- Engine, shape and SLO verdicts come from int_workload_benchmark_matches (one rule, one place); a run
 -- that is not a candidate there (another model or precision) is compared on its identity only.
+-- Rebuilt only when one of its inputs changed (a quote scrape changes none of them): the rows carry
+-- the inputs' hash (macros/workload_cost_incremental.sql).
+{%- set inputs = closest_runs_inputs() %}
+{{ config(materialized='incremental', incremental_strategy='append',
+          pre_hook="{{ delete_if_inputs_changed(closest_runs_inputs()) }}") }}
+
 with workloads as (
-    select * from {{ ref('int_workloads') }}
+    select * from {{ ref('int_workloads') }} where {{ inputs_changed() }}
 ),
 
 runs as (
@@ -111,7 +117,8 @@ final as (
         row_number() over (partition by workload_id order by len(mismatches), run_id) as closeness_rank,
         run_id, source_name, benchmark_format, provider, gpu_model, gpu_count, model_id, precision, engine,
         len(mismatches) as mismatch_count,
-        mismatches
+        mismatches,
+        ({{ inputs_fingerprint(inputs) }}) as inputs_hash
     from compared
     qualify closeness_rank <= (select closest_runs_per_workload from {{ ref('stg_conventions') }})
 )

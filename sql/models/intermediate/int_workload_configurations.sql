@@ -5,12 +5,23 @@
 -- The decisions are made upstream: which offers and sources (int_offers_now), node count and memory
 -- fit per shape (int_shape_configurations), throughput per shape (int_shape_measured_throughputs,
 -- int_shape_estimated_throughputs); here they meet the workload, the offer, ROCm and validation.
+-- Incremental per offer option (macros/workload_cost_incremental.sql): only what changes a cost, never
+-- the clock (observed_at and staleness join on in workload_cost_lines_now); a build from the published
+-- warehouse recomputes only the options whose costed inputs changed (built_by: this build's id).
+{{ config(materialized='incremental', incremental_strategy='append',
+          pre_hook="{{ delete_changed_costed_options() }}") }}
+
 with workloads as (
     select * from {{ ref('int_workloads') }}
 ),
 
 offers_now as (
-    select * from {{ ref('int_offers_now') }}
+    -- The options to cost in this build, with their fingerprints: in an incremental build only the
+    -- new and changed ones (the others' rows stay as they are).
+    select o.*, f.costed_inputs_hash
+    from (select {{ costed_offer_columns() }} from {{ ref('int_offers_now') }}) as o
+    join ({{ costed_option_fingerprints() }}) as f using (offer_option_id)
+    where {{ costed_option_is_new('o') }}
 ),
 
 shape_throughputs as (
@@ -53,9 +64,9 @@ final as (
         o.commitment_term_hours, o.usd_per_gpu_hour, o.usd_per_node_hour, o.price_amount, o.currency,
         o.price_unit, o.price_scope, o.billing_granularity, o.billing_granularity_s, o.min_term_hours,
         o.storage_usd_per_gb_month, o.egress_usd_per_gb, o.licence_usd_per_hour, o.setup_fee_usd,
-        o.support_usd_per_month, o.observed_at, o.is_stale, o.stale_reason, o.scope_reason, o.price_band_reason,
+        o.support_usd_per_month, o.scope_reason, o.price_band_reason,
         o.warnings as offer_warnings, o.scope_detail,
-        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date, o.also_seen_in,
+        o.source_name, o.rocm_version, o.os, o.kernel, o.amdgpu_driver_version, o.fx_rate_date,
         t.one_node_fits, t.precision_supported, t.min_gpus, t.node_count, t.gpu_count,
         o.usd_per_node_month,
         t.memory_fits, t.units_per_hour, t.benchmark_runs, t.benchmark_run_ids, t.benchmark_node_count,
@@ -67,7 +78,8 @@ final as (
             else cc.reasons
         end as compat_reasons,
         v.validation_id, v.verdict as validation_verdict,
-        o.vendor, o.observed_at_basis
+        o.vendor, o.observed_at_basis,
+        o.costed_inputs_hash, '{{ invocation_id }}' as built_by
     from workloads as w
     cross join offers_now as o
     join shape_throughputs as t

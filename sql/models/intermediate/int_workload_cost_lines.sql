@@ -4,12 +4,16 @@
 -- Conventions (docs/cost-model.md, data/reference/conventions.csv): 730 h per month; each line rounded
 -- half-up to 6 decimals; billed periods from exact integer arithmetic (int_workload_billed_time;
 -- docs/cost-model.md#exact-billing).
+-- Incremental per offer option (macros/workload_cost_incremental.sql): the lines of options whose
+-- costed inputs did not change stay; no clock column is here (observed_at, staleness and the status
+-- they decide join on in workload_cost_lines_now, which every reader of these lines goes through).
+{{ config(materialized='incremental', incremental_strategy='append',
+          pre_hook="{{ delete_recosted_options() }}") }}
+-- depends_on: {{ ref('int_workload_configurations') }}
+
 with on_demand as (
-    -- Each provider's cheapest on-demand node-hour per GPU model and node size: what spot, monthly
-    -- and committed prices of the same configuration are compared with.
-    select provider, gpu_model, gpus_per_node, min(usd_per_node_hour) as on_demand_usd_per_node_hour
-    from {{ ref('int_offers_now') }} where billing_model = 'on_demand' and usd_per_node_hour > 0
-    group by all
+    -- What spot, monthly and committed prices of the same configuration are compared with.
+    {{ on_demand_prices() }}
 ),
 
 all_billed_time as not materialized (
@@ -91,13 +95,16 @@ totals as (
         *,
         (compute_cost_usd + storage_cost_usd + egress_cost_usd + licence_cost_usd + setup_cost_usd
             + support_cost_usd)::decimal(38, 6) as total_cost_usd,
+        -- Every exclusion reason but the quote's staleness, which follows the clock: it goes between
+        -- the two lists (workload_cost_lines_now), where it always stood.
         list_filter([
             -- Runs that match in every way but the SLOs: SLO_NOT_MET; no run at all (or only mismatched ones): NO_BENCHMARK.
             case when units_per_hour is null then case when is_slo_not_met then 'SLO_NOT_MET'
                 when is_perf_implausible then 'PERF_IMPLAUSIBLE' else 'NO_BENCHMARK' end end,
             case when not is_duration_in_range then 'DURATION_OUT_OF_RANGE' end,
-            case when meets_deadline = false then 'DEADLINE_NOT_MET' end,
-            case when stale_reason is not null then stale_reason end,
+            case when meets_deadline = false then 'DEADLINE_NOT_MET' end
+        ], lambda r: r is not null) as reasons_before_stale,
+        list_filter([
             case when usd_per_node_hour is null then 'FX_RATE_MISSING' end,
             case when memory_fits = false then 'DOES_NOT_FIT' end,
             case when precision_supported = false then 'PRECISION_UNSUPPORTED' end,
@@ -106,7 +113,7 @@ totals as (
             case when validation_verdict = 'fail' then 'VALIDATION_FAILED' end,
             scope_reason,
             price_band_reason
-        ], lambda r: r is not null) as exclusion_reasons
+        ], lambda r: r is not null) as reasons_after_stale
     from lines
 ),
 
@@ -153,11 +160,6 @@ final as (
         case when demand_kind = 'sustained' then
             ((2 * (total_cost_usd * 1000000)::hugeint + period_months) // (2 * period_months) * 0.000001)::decimal(38, 6)
         end as cost_per_month_usd,
-        case
-            when len(exclusion_reasons) > 0 then 'excluded'
-            when throughput_source = 'estimate' then 'estimated'
-            else 'ranked'
-        end as status,
         billing_model = 'spot' as is_interruptible,
         list_filter([
             case when billing_model = 'spot' and surviving_ppt is not null
@@ -181,8 +183,9 @@ final as (
                 then format('MULTI_NODE: {} nodes; throughput from runs on {} nodes, {} GPUs in total', node_count, benchmark_node_count, gpu_count) end
         ], lambda r: r is not null) as risk_notes
     from totals
-    -- An estimate is offered only where nothing but a benchmark is missing.
-    where throughput_source = 'measured' or len(exclusion_reasons) = 0
+    -- An estimate is offered only where nothing but a benchmark is missing (and, at the cheap end,
+    -- where its quote is not stale).
+    where throughput_source = 'measured' or (len(reasons_before_stale) = 0 and len(reasons_after_stale) = 0)
 )
 
 select * from final

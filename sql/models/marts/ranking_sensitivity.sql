@@ -3,7 +3,7 @@
 -- the configuration's rank and cost per completed unit at 30 / 60 / 100 % utilisation.
 with costs as (
     -- The configurations rankings ranks, with every cost line (workload_costs is these rows).
-    select * from {{ ref('int_workload_cost_lines') }} where utilisation_scenario = 'declared' and status = 'ranked'
+    select * from ({{ workload_cost_lines_now() }}) where utilisation_scenario = 'declared' and status = 'ranked'
 ),
 
 pivoted as (

@@ -3,7 +3,8 @@
 -- unit — or the reasons the configuration is excluded. Estimated rows are labelled (status
 -- 'estimated', throughput_source 'estimate') and never ranked with measured ones.
 with cost_lines as (
-    select * from {{ ref('int_workload_cost_lines') }} where utilisation_scenario = 'declared'
+    -- The cost lines as of this refresh (their clock columns and status joined on).
+    select * from ({{ workload_cost_lines_now() }}) where utilisation_scenario = 'declared'
 ),
 
 compared as (
@@ -27,13 +28,23 @@ named as (
     from compared
 ),
 
+shared_config_ids as (
+    -- The base ids two offers share within a workload and throughput source: an aggregate over
+    -- narrow columns (a window over the million wide rows sorted all of them: most of this model's time).
+    select workload_id, throughput_source, base_config_id
+    from named
+    group by all
+    having min(offer_id) != max(offer_id)
+),
+
 configs as (
     select
-        * exclude (base_config_id),
-        base_config_id || case when min(offer_id) over w != max(offer_id) over w then '/' || offer_id else '' end
-            as config_id
-    from named
-    window w as (partition by workload_id, throughput_source, base_config_id)
+        n.* exclude (base_config_id),
+        n.base_config_id || case when s.base_config_id is not null then '/' || n.offer_id else '' end as config_id
+    from named as n
+    left join shared_config_ids as s
+        on s.workload_id = n.workload_id and s.throughput_source = n.throughput_source
+        and s.base_config_id = n.base_config_id
 ),
 
 flagged as (
