@@ -3,6 +3,8 @@
 -- kernel's and PyTorch's major.minor, and the GPU's vendor, gfx target and first ROCm release.
 -- Requests come from offers or from check-compat's one-row input, so the parsing lives here, on the
 -- request, and both read the same rules.
+-- Ephemeral (inlined into int_compat_release_facts, its one reader): one dbt node fewer per build.
+{{ config(materialized='ephemeral') }}
 with requests as (
     select * from {{ ref('int_compat_requests') }}
 ),
