@@ -56,11 +56,13 @@ def start_ephemeral_api() -> Callable[[], None]:
         return lambda: None
     from prefect.server.api.server import SubprocessASGIServer
 
+    server = SubprocessASGIServer()
+
     def start() -> None:
         try:
-            SubprocessASGIServer().start()
+            server.start()
         except Exception:  # noqa: BLE001 - the flow's client starts it again and reports why it cannot
-            pass
+            server.stop()  # a server that timed out may still be running: not left behind
 
     starting = threading.Thread(target=start, name="prefect-api-start", daemon=True)
     starting.start()
