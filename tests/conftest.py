@@ -120,7 +120,8 @@ def data_dir() -> Path:
 
 
 # The longest files (make test --durations) start first: `make test` hands whole files to two
-# workers in collection order, and a long file collected last runs alone at the end.
+# workers in collection order (--no-loadscope-reorder: xdist's default order, by number of tests per
+# file, ignores this one), and a long file collected last runs alone at the end.
 LONGEST_FILES_FIRST = ("test_faults.py", "test_deployments.py", "test_faults_concurrent.py", "test_scheduled_month.py",
                        "test_validate_host.py", "test_bench.py", "test_incremental_refresh.py")
 
