@@ -22,9 +22,11 @@ demo: $(STAMP)
 	$(BIN)/provider-eval report --out warehouse/report.html
 
 # Two workers (pytest-xdist), one test file each at a time: a file's module fixtures are built once,
-# and every worker has its own Prefect home (tests/conftest.py) and temporary folders.
+# and every worker has its own Prefect home (tests/conftest.py) and temporary folders. Files are handed
+# out in collection order, the longest first (tests/conftest.py): xdist's default reorders them by
+# number of tests, which started the longest files last, to run alone at the end.
 test: $(STAMP) test-deps
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # System tools the tests start for real, installed only when missing (Debian packages):
 # OpenSSH's sshd + ssh-keygen (a loopback test host) and headless Chromium (the report test).

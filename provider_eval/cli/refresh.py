@@ -33,10 +33,15 @@ def refresh(
     if verbose:
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
         os.environ[console_logs.VERBOSE_ENV] = "1"
-    from flows.refresh import refresh as refresh_flow
-    from flows.task_runners import make_task_runner
+    from flows.task_runners import make_task_runner, start_ephemeral_api
 
-    from provider_eval import progress
+    # Prefect's temporary server comes up (its own process) while the flow's modules and dbt import.
+    api_started = start_ephemeral_api()
+    from flows.refresh import refresh as refresh_flow
+    from provider_eval import progress, sql_layer
+
+    sql_layer.import_dbt()
+    api_started()  # before a Dask or Ray runner hands the server's address to its workers
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     console_logs.quiet_tracebacks()

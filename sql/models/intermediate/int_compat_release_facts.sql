@@ -1,3 +1,5 @@
+-- Ephemeral (inlined into int_compat_candidates, its one reader): one dbt node fewer per build.
+{{ config(materialized='ephemeral') }}
 -- One row per compatibility request × ROCm release it may mean ('6.4' means every 6.4.x release;
 -- none when the version is missing or unknown): every fact of AMD's matrix about that release and the
 -- parsed stack (int_compat_stacks) — GPU target, OS, kernel, PyTorch, engine, driver and the per-GPU

@@ -2,6 +2,8 @@
 -- requested count): what the bytes are computed from — the request with its defaults applied, the
 -- model's architecture, the precisions' bytes per value, the GPU's memory and the engine's memory
 -- fraction and reserve. int_memory_requirements does the arithmetic. Conventions: docs/feasibility.md.
+-- Ephemeral (inlined into int_memory_requirements, its one reader): one dbt node fewer per build.
+{{ config(materialized='ephemeral') }}
 with requests as (
     -- An unstated precision is bf16, and for QLoRA a 4-bit NF4 base (a 16-bit QLoRA base is refused
     -- where the request is made: workloads.yaml and check-fit).

@@ -1,6 +1,8 @@
 -- One row per current offer option (int_quote_latest): whether its price looks like the wrong scope
 -- (a node price recorded per GPU, or the reverse), is an outlier in its market, or lies outside the
 -- GPU model's plausible band, each with its reason code and the sentence offers shows.
+-- Ephemeral (inlined into int_offers, its one reader): one dbt node fewer per build.
+{{ config(materialized='ephemeral') }}
 with latest as (
     select offer_option_id, gpu_model, gpus_per_node, billing_model, price_scope, usd_per_gpu_hour
     from {{ ref('int_quote_latest') }}

@@ -4,6 +4,8 @@
 -- where the provider has no other such offer.
 -- A median with the offer's own values left out, computed from ranks (O(n log n)): a self-join of
 -- every offer with every peer grew with the square of the offers per GPU model.
+-- Ephemeral (inlined into int_offer_market_peers, its one reader): one dbt node fewer per build.
+{{ config(materialized='ephemeral') }}
 with latest as (
     select provider, gpu_model, billing_model, offer_id, gpus_per_node, usd_per_gpu_hour
     from {{ ref('int_quote_latest') }}
