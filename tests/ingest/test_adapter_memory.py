@@ -1,7 +1,8 @@
 """Caps bound memory in every format (issue 23: a 200 MB single-line JSONL peaked at 3.3 GB).
 
 Each case stages a generated file in a fresh subprocess and reads its peak RSS (getrusage); the
-bound is against the same subprocess staging a small file, so it does not depend on the machine.
+bound is against the same subprocess staging a small file, so it does not depend on the machine
+(CI's machine peaks at ~1 GiB just importing the stack, so no absolute cap is asserted).
 """
 import json
 import subprocess
@@ -75,7 +76,6 @@ def test_a_huge_single_jsonl_line_is_quarantined_without_being_held(tmp_path, ba
     assert code == "LINE_TOO_LONG" and detail.startswith("line 2 is ")
     assert f"over the {DEFAULT_MAX_RECORD_BYTES:,}-byte line cap" in detail
     assert got["peak"] - baseline < EXTRA_BOUND, (got["peak"], baseline)
-    assert got["peak"] < 1024 * MiB
 
 
 def test_a_json_document_over_the_cap_is_rejected_before_parsing(tmp_path, baseline):
