@@ -193,6 +193,17 @@ def stage_files(batch: list[tuple[LandedFile, str, dict]], staging_dir: Path) ->
     return outcomes
 
 
+# The column a detail table shares with the row it hangs off: a detail row follows its parent, so a
+# run (or validation record) the contract quarantines takes its requests (or GPUs) with it.
+DETAIL_PARENT_KEYS = {"benchmark_requests": "row_number", "validation_gpus": "validation_id"}
+
+
+def _of_accepted_parents(table: str, frame: pl.DataFrame, accepted: pl.DataFrame) -> pl.DataFrame:
+    """The detail rows whose parent row was accepted (the adapter's accepted rows less the contract's rejects)."""
+    key = DETAIL_PARENT_KEYS[table]
+    return frame.join(accepted.select(pl.col(key).unique()), on=key, how="semi")
+
+
 def _write(p: _Parsed, accepted: pl.DataFrame, contract_rejects: pl.DataFrame, staging_dir: Path) -> FileOutcome:
     """Quarantine lineage, the row-conservation proof, and the file's Parquet outputs."""
     landed, ctx, parsed = p.landed, p.ctx, p.parsed
@@ -219,7 +230,7 @@ def _write(p: _Parsed, accepted: pl.DataFrame, contract_rejects: pl.DataFrame, s
     details = {}
     for table, frame in parsed.details.items():
         details[table] = f"{stem}.{table}.parquet"
-        frame.write_parquet(details[table])
+        _of_accepted_parents(table, frame, accepted).write_parquet(details[table])
     return FileOutcome(**p.base, status="loaded", reason=None, rows_in=parsed.rows_in,
                        rows_accepted=accepted.height, rows_quarantined=quarantined.height,
                        accepted_parquet=str(accepted_path), quarantine_parquet=str(quarantine_path),
