@@ -86,11 +86,11 @@
 
 {# The cost lines as of this refresh: the clock columns of each option (int_offers_now) joined on,
    the exclusion reasons with the staleness reason in its place, the status, and estimates offered
-   only where nothing but a benchmark is missing. What workload_costs, int_sensitivity_ranks and
-   ranking_sensitivity read. #}
+   only where nothing but a benchmark is missing. What int_workload_costs, int_sensitivity_ranks and
+   int_ranking_sensitivity read. #}
 {% macro workload_cost_lines_now() -%}
     select
-        c.* exclude (costed_inputs_hash, reasons_before_stale, reasons_after_stale),
+        c.* exclude (reasons_before_stale, reasons_after_stale),
         o.observed_at, o.is_stale, o.stale_reason, o.also_seen_in,
         coalesce(c.reasons_before_stale, []::varchar[])
             || case when o.stale_reason is not null then [o.stale_reason] else []::varchar[] end
@@ -146,5 +146,105 @@
         "select * from " ~ ref('int_workload_benchmark_matches'),
         "select distinct workload_id, gpu_model, gpu_count from " ~ ref('int_workload_configurations'),
         "select * from " ~ ref('stg_conventions'),
+    ]) }}
+{%- endmacro %}
+
+{# The cheap end is incremental too (int_workload_costs, int_sensitivity_ranks, int_ranking_sensitivity;
+   the public workload_costs and ranking_sensitivity are views of them). A workload_costs row depends
+   on its option's costed inputs (costed_inputs_hash) and on its clock state: staleness, the other
+   sources that list it, and the quote's age in whole days as of this refresh. Its observed_at moves
+   with every scrape but decides nothing else, so it is updated in place (a re-listed offer is not
+   recosted); its config_id depends on the other offers under the same key, so every id is checked
+   again after the new rows are in. #}
+
+{# Each current offer option's clock: observed_at, the quote's age in whole days as of this refresh
+   (null when the quote states no date: its observed_at is only when the file landed), and one hash
+   of what the clock decides in workload_costs. #}
+{% macro option_clock_states() -%}
+    select
+        offer_option_id, observed_at, quote_age_days,
+        hash(is_stale, stale_reason, also_seen_in, quote_age_days) as clock_state_hash
+    from (
+        select
+            offer_option_id, observed_at, is_stale, stale_reason, also_seen_in,
+            case when observed_at_basis != 'landed_at'
+                then datediff('day', observed_at, (select refreshed_at from {{ source('raw', 'refresh') }})) end
+                as quote_age_days
+        from {{ ref('int_offers_now') }}
+    )
+{%- endmacro %}
+
+{# Pre-hook of int_workload_costs: delete the rows of options whose costed inputs or clock state
+   changed, or that are gone (compared on each option's distinct states, not on every row). #}
+{% macro delete_changed_workload_costs() -%}
+    {%- if is_incremental() -%}
+    delete from {{ this }}
+    where offer_option_id in (
+        select t.offer_option_id
+        from (select distinct offer_option_id, costed_inputs_hash, clock_state_hash from {{ this }}) as t
+        anti join (
+            select f.offer_option_id, f.costed_inputs_hash, s.clock_state_hash
+            from ({{ costed_option_fingerprints() }}) as f
+            join ({{ option_clock_states() }}) as s using (offer_option_id)
+        ) as n
+            on n.offer_option_id = t.offer_option_id and n.costed_inputs_hash = t.costed_inputs_hash
+            and n.clock_state_hash = t.clock_state_hash
+    )
+    {%- else -%}
+    select 1
+    {%- endif -%}
+{%- endmacro %}
+
+{# A configuration id a user can copy from `rank` into `explain WORKLOAD CONFIG`, for each row of
+   `relation` (workload × option × throughput source): provider/gpu_model/gpu_count/billing_model
+   [/tier][/<term>h], plus /offer_id only where two offers share that key within a workload and
+   throughput source (e.g. two regions). The shared keys come from a narrow aggregate: a window over
+   the million wide rows sorted all of them. #}
+{% macro workload_config_ids(relation) -%}
+    with named as (
+        select
+            workload_id, throughput_source, offer_option_id, offer_id,
+            concat_ws('/', provider, gpu_model, gpu_count::varchar, billing_model, tier,
+                round(commitment_term_hours)::bigint::varchar || 'h') as base_config_id
+        from {{ relation }}
+    ),
+
+    shared as (
+        select workload_id, throughput_source, base_config_id
+        from named
+        group by all
+        having min(offer_id) != max(offer_id)
+    )
+
+    select
+        n.workload_id, n.throughput_source, n.offer_option_id,
+        n.base_config_id || case when s.base_config_id is not null then '/' || n.offer_id else '' end as config_id
+    from named as n
+    left join shared as s using (workload_id, throughput_source, base_config_id)
+{%- endmacro %}
+
+{# Post-hooks of int_workload_costs: the kept rows' observed_at as of this refresh, and every config
+   id again (a new offer under a key another offer had alone gives both an /offer_id suffix). #}
+{% macro update_workload_cost_observed_at() -%}
+    update {{ this }} as t set observed_at = s.observed_at
+    from ({{ option_clock_states() }}) as s
+    where s.offer_option_id = t.offer_option_id and t.observed_at is distinct from s.observed_at
+{%- endmacro %}
+
+{% macro update_workload_config_ids() -%}
+    update {{ this }} as t set config_id = i.config_id
+    from ({{ workload_config_ids(this) }}) as i
+    where i.workload_id = t.workload_id and i.throughput_source = t.throughput_source
+        and i.offer_option_id = t.offer_option_id and t.config_id is distinct from i.config_id
+{%- endmacro %}
+
+{# What the sensitivity models read (their pre-hooks and their rows' inputs_hash): every option's
+   costed inputs (they decide every scenario's cost line), and each option's staleness (it decides
+   which lines are ranked) and key (the ties' order). A scrape that changes no price changes none. #}
+{% macro sensitivity_inputs() -%}
+    {{ return([
+        costed_option_fingerprints(),
+        "select offer_option_id, stale_reason, provider, offer_id, billing_model, tier, commitment_term_hours,"
+            ~ " source_name from " ~ ref('int_offers_now'),
     ]) }}
 {%- endmacro %}

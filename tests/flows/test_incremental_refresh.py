@@ -54,7 +54,7 @@ def _changes(warehouse):
 
 @pytest.fixture(scope="module")
 def sequence(tmp_path_factory):
-    """Four refreshes of one warehouse, each after one kind of change, then one full refresh of the end state."""
+    """Refreshes of one warehouse, each after one kind of change, then one full refresh of the end state."""
     root = tmp_path_factory.mktemp("incremental")
     (root / "quotes").mkdir()
     (root / "quotes" / "a.csv").write_text(QUOTES, encoding="utf-8")
@@ -95,6 +95,15 @@ def sequence(tmp_path_factory):
     seen["rescrape_mi300x"] = _raw(warehouse, "select distinct usd_per_node_hour, observed_at from workload_costs "
                                               "where offer_id = 'seed-000-mi300x-server'")
     seen["rescrape_observed"] = _raw(warehouse, "select count(distinct observed_at) from workload_costs")
+    # A second MI325X offer of the same provider under the same key (another region, say): the kept
+    # MI325X rows' config id must gain its /offer_id suffix too, though their costs did not change.
+    mi325x = QUOTES.splitlines()[2]
+    (root / "quotes" / "e.csv").write_text(
+        QUOTES.splitlines()[0] + "\n" + mi325x.replace("seed-000-mi325x-server", "seed-000-mi325x-second") + "\n",
+        encoding="utf-8")
+    _refresh(warehouse, sources)
+    seen["mi325x_config_ids"] = _raw(warehouse, "select distinct offer_id, config_id from workload_costs "
+                                                "where gpu_model = 'MI325X' order by offer_id")
     # workloads.yaml changed (the seed's task is now three jobs): every cost is recomputed.
     workloads = root / "workloads.yaml"
     text = DEFAULT_WORKLOADS.read_text(encoding="utf-8")
@@ -146,6 +155,9 @@ def test_incremental_refresh_recosts_a_changed_price_and_a_changed_workload(sequ
     (price, observed), = sequence["rescrape_mi300x"]
     assert price == Decimal("2.2") and observed > dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)
     assert sequence["rescrape_observed"] == [(1,)]
+    assert sequence["mi325x_config_ids"] == [
+        ("seed-000-mi325x-second", "seed-000-example/MI325X/1/on_demand/seed-000-mi325x-second"),
+        ("seed-000-mi325x-server", "seed-000-example/MI325X/1/on_demand/seed-000-mi325x-server")]
     before, after = dict(sequence["seed_before"]), dict(sequence["seed_after"])
     assert before and before.keys() == after.keys()
     assert all(after[k] > before[k] for k in before if before[k] is not None), (before, after)

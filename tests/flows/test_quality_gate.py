@@ -173,9 +173,9 @@ def test_estimates_must_be_labelled_costed_and_based(published, tmp_path):
 def test_sensitivity_must_be_finite_and_within_the_ranking(published, tmp_path):
     n_ranked = query(published, "select count(*) from rankings where workload_id = 'seed-000-same-task'")[0][0]
     build = _tampered_copy(published, tmp_path, f"""
-        update marts.ranking_sensitivity set break_even_usd_per_gpu_hour = -1.5
+        update intermediate.int_ranking_sensitivity set break_even_usd_per_gpu_hour = -1.5
             where workload_id = 'seed-000-same-task' and rank = 2;
-        update marts.ranking_sensitivity set rank_at_30pct = {n_ranked + 1}
+        update intermediate.int_ranking_sensitivity set rank_at_30pct = {n_ranked + 1}
             where workload_id = 'seed-000-same-task' and rank = 3""")
     failures = _failures(build, tmp_path)
     assert {(f.suite, f.column or f.expectation, f.unexpected_rows) for f in failures} == {
@@ -185,7 +185,8 @@ def test_sensitivity_must_be_finite_and_within_the_ranking(published, tmp_path):
 
 def test_no_estimates_and_no_sensitivity_rows_pass(published, tmp_path):
     """A warehouse where nothing needs estimating (or nothing is ranked) is not a failure."""
-    build = _tampered_copy(published, tmp_path, "delete from marts.estimate_rankings; delete from marts.ranking_sensitivity")
+    build = _tampered_copy(published, tmp_path,
+                           "delete from marts.estimate_rankings; delete from intermediate.int_ranking_sensitivity")
     assert _failures(build, tmp_path) == []
 
 

@@ -2,9 +2,17 @@
 -- (int_utilisation_scenarios): its rank at the declared utilisation (as rankings ranks it) and its
 -- rank and cost per completed unit when the whole cost model is re-run at 30 / 60 / 100 %, for
 -- ranking_sensitivity. Ranked as rankings ranks: cheapest first, ties by the option's key.
+-- Rebuilt only when one of its inputs changed (sensitivity_inputs; a scrape that changes no price
+-- changes none): the rows carry the inputs' hash (macros/workload_cost_incremental.sql).
+{%- set inputs = sensitivity_inputs() %}
+{{ config(materialized='incremental', incremental_strategy='append',
+          pre_hook="{{ delete_if_inputs_changed(sensitivity_inputs()) }}") }}
+-- depends_on: {{ ref('int_workloads') }} {{ ref('int_shape_measured_throughputs') }}
+-- depends_on: {{ ref('int_shape_estimated_throughputs') }} {{ ref('int_compat_checks') }}
+-- depends_on: {{ ref('int_latest_validations') }} {{ ref('int_utilisation_scenarios') }} {{ ref('stg_conventions') }}
 with scenario_costs as (
     select * from ({{ workload_cost_lines_now() }})
-    where status = 'ranked' and throughput_source = 'measured'
+    where status = 'ranked' and throughput_source = 'measured' and {{ inputs_changed() }}
 ),
 
 option_order as (
@@ -44,4 +52,4 @@ final as (
     group by all
 )
 
-select * from final
+select *, ({{ inputs_fingerprint(inputs) }}) as inputs_hash from final
