@@ -1,6 +1,5 @@
 """validate-host end to end against a real OpenSSH server on 127.0.0.1 serving a fake GPU host."""
 import json
-import os
 import shutil
 import socket
 import subprocess
