@@ -122,11 +122,15 @@ def data_dir() -> Path:
 # The longest files (make test --durations) start first: `make test` hands whole files to two
 # workers in collection order (--no-loadscope-reorder: xdist's default order, by number of tests per
 # file, ignores this one), and a long file collected last runs alone at the end.
-# Order measured 2026-12-02 (pytest --junitxml of a full run, seconds per file; the kill -9 trial first).
-LONGEST_FILES_FIRST = ("test_faults.py", "test_deployments.py", "test_validate_host.py", "test_staging_at_scale.py",
-                       "test_cli.py", "test_faults_concurrent.py", "test_quality_gate.py", "test_sql_layer_docs.py",
-                       "test_quiet_exit.py", "test_scheduled_month.py", "test_dbt_cache.py", "test_quote_batch.py",
-                       "test_incremental_refresh.py", "test_bench.py")
+# Order measured 2026-12-02 on the 2-core VM (pytest --junitxml of a full run, seconds per file:
+# 497 faults, 441 deployments, 338 validate_host, 332 offer_market_peers (one 50,000-offer build of
+# 295 s when beside another worker), 189 cost_model_properties, 182 faults_concurrent, ...).
+LONGEST_FILES_FIRST = ("test_faults.py", "test_deployments.py", "test_validate_host.py", "test_offer_market_peers.py",
+                       "test_cost_model_properties.py", "test_faults_concurrent.py", "test_scheduled_month.py",
+                       "test_quality_gate.py", "test_incremental_refresh.py", "test_cli.py", "test_bench.py",
+                       "test_benchmark_matching.py", "test_staging_at_scale.py", "test_adapter_fuzz.py",
+                       "test_publish.py", "test_dbt_cache.py", "test_validation_sql.py", "test_lifecycle.py",
+                       "test_hostile_probe.py", "test_stage_cache_integrity.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -1,6 +1,5 @@
 """validate-host end to end against a real OpenSSH server on 127.0.0.1 serving a fake GPU host."""
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -16,6 +15,7 @@ from flows.probe.validate import OfferNotFound, validate_host
 from provider_eval.paths import PROJECT_ROOT
 from tests import fake_host
 from tests.conftest import left_as_found, query, run_refresh
+from tests.fault_trials import refresh_env as prefect_api  # noqa: F401  (fixture: one Prefect server, module-wide)
 from tests.sshd import known_hosts_line, make_keys, running_sshd
 
 EIGHT_GPU_OFFER = "amd-devcloud-mi300x-8"  # MI300X × 8 in data/samples/quotes/public_price_points.csv
@@ -51,8 +51,12 @@ def measured(record: dict, check: str) -> str | None:
     return next(c["measured"] for c in record["checks"] if c["check"] == check)
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
+def cli(api_env: dict, *args: str) -> subprocess.CompletedProcess:
+    """`provider-eval validate-host` as a user runs it, against the module's Prefect server.
+
+    Without PREFECT_API_URL every run would start its own ephemeral Prefect server (~20 s on 2 busy
+    cores); the flow, its CLI and the exit codes are the same either way."""
+    env = dict(api_env, PYTHONPATH=str(PROJECT_ROOT))
     return subprocess.run([sys.executable, "-m", "provider_eval", "validate-host", *args],
                           capture_output=True, text=True, env=env, timeout=120)
 
@@ -63,9 +67,9 @@ def cli_args(server, offer: str, warehouse: Path, *extra: str) -> list[str]:
             "--no-bench", "--timeout", "60", "--warehouse", str(warehouse), *extra]
 
 
-def test_pass_on_a_host_matching_the_quote(tmp_path, keys, warehouse):
+def test_pass_on_a_host_matching_the_quote(prefect_api, tmp_path, keys, warehouse):
     with host_with(tmp_path, keys, fake_host.mi300x_host(tmp_path / "host")) as server:
-        done = cli(*cli_args(server, EIGHT_GPU_OFFER, warehouse))
+        done = cli(prefect_api, *cli_args(server, EIGHT_GPU_OFFER, warehouse))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS" in done.stdout and "gpu_count" in done.stdout
     evidence = next(line for line in done.stderr.splitlines() if line.startswith("evidence:")).split()[1]
@@ -88,21 +92,21 @@ def test_fail_when_the_host_has_fewer_gpus_than_quoted(tmp_path, keys, warehouse
     assert "FAIL gpu_count: quote says 8 GPU(s), host shows 6" in record["reasons"]
 
 
-def test_fail_on_the_wrong_model_exit_code_1(tmp_path, keys, warehouse):
+def test_fail_on_the_wrong_model_exit_code_1(prefect_api, tmp_path, keys, warehouse):
     with host_with(tmp_path, keys, fake_host.mi300x_host(tmp_path / "host", device_id="0x74a5")) as server:
-        done = cli(*cli_args(server, EIGHT_GPU_OFFER, warehouse, "--format", "json"))
+        done = cli(prefect_api, *cli_args(server, EIGHT_GPU_OFFER, warehouse, "--format", "json"))
     assert done.returncode == 1, done.stderr
     record = json.loads(done.stdout)
     assert record["verdict"] == "fail"
     assert any(r.startswith("FAIL gpu_model: quote says MI300X, host has MI325X") for r in record["reasons"])
 
 
-def test_unknown_host_key_is_refused(tmp_path, keys, warehouse):
+def test_unknown_host_key_is_refused(prefect_api, tmp_path, keys, warehouse):
     with host_with(tmp_path, keys, fake_host.mi300x_host(tmp_path / "host")) as server:
         server.known_hosts.write_text(known_hosts_line(1, Path(str(keys.host_key) + ".pub")))  # another host only
         with pytest.raises(ssh_runner.SSHRefused, match="host key not accepted"):
             validate(server, warehouse, EIGHT_GPU_OFFER)
-        done = cli(*cli_args(server, EIGHT_GPU_OFFER, warehouse))
+        done = cli(prefect_api, *cli_args(server, EIGHT_GPU_OFFER, warehouse))
     assert done.returncode == 5 and "never accepted" in done.stderr  # no verdict: refused, not a usage error
 
 
@@ -131,10 +135,10 @@ def test_injection_payloads_are_rejected_before_anything_is_built(tmp_path, ware
     assert not Path("/tmp/pe-pwned").exists()
 
 
-def test_injection_through_the_cli_exits_2_and_runs_nothing(tmp_path, warehouse):
+def test_injection_through_the_cli_exits_2_and_runs_nothing(prefect_api, tmp_path, warehouse):
     key = tmp_path / "key"
     key.write_text("unused")
-    done = cli("--offer", EIGHT_GPU_OFFER, "--identity-file", str(key), "--known-hosts", str(key),
+    done = cli(prefect_api, "--offer", EIGHT_GPU_OFFER, "--identity-file", str(key), "--known-hosts", str(key),
                "--warehouse", str(warehouse), "--", "-oProxyCommand=touch /tmp/pe-pwned")
     assert done.returncode == 2 and "not a hostname or IP address" in done.stderr
     assert not Path("/tmp/pe-pwned").exists()
@@ -241,7 +245,7 @@ def test_flow_records_validations_and_the_refresh_reranks(tmp_path, keys, wareho
         assert ranked == [("pass", passed["validation_id"])]
 
 
-def test_a_hostile_host_over_ssh_is_inconclusive_and_printed_clean(tmp_path, keys, warehouse):
+def test_a_hostile_host_over_ssh_is_inconclusive_and_printed_clean(prefect_api, tmp_path, keys, warehouse):
     # The host's tools answer with terminal escapes, a bidi override and a NaN memory size; the
     # real probe passes them through, and the CLI must neither print them nor let NaN pass.
     record = fake_host.static_record(0, fake_host.MI300X_BDFS[0], market="MI300X\x1b]0;owned\x07\u202eX",
@@ -250,7 +254,7 @@ def test_a_hostile_host_over_ssh_is_inconclusive_and_printed_clean(tmp_path, key
     env = fake_host.build_host(tmp_path / "host", fake_host.amd_smi_outputs([record]),
                                rocm_version="6.2.3\x1b[31m-116")
     with host_with(tmp_path, keys, env) as server:
-        done = cli(*cli_args(server, MI300X_OFFER, warehouse))
+        done = cli(prefect_api, *cli_args(server, MI300X_OFFER, warehouse))
     assert done.returncode == 3, done.stdout + done.stderr
     assert "INCONCLUSIVE" in done.stdout
     for text in (done.stdout, done.stderr):
@@ -281,9 +285,9 @@ def nvidia_warehouse(tmp_path_factory, sample_warehouse) -> Path:
     return path
 
 
-def test_nvidia_host_matching_its_quote_passes_over_ssh(tmp_path, keys, nvidia_warehouse):
+def test_nvidia_host_matching_its_quote_passes_over_ssh(prefect_api, tmp_path, keys, nvidia_warehouse):
     with host_with(tmp_path, keys, fake_host.nvidia_host(tmp_path / "host")) as server:
-        done = cli(*cli_args(server, NVIDIA_OFFER, nvidia_warehouse, "--format", "json"))
+        done = cli(prefect_api, *cli_args(server, NVIDIA_OFFER, nvidia_warehouse, "--format", "json"))
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads(done.stdout)
     assert record["verdict"] == "pass", record["reasons"]
@@ -295,9 +299,9 @@ def test_nvidia_host_matching_its_quote_passes_over_ssh(tmp_path, keys, nvidia_w
     assert measured(record, "nvidia_stack").startswith("driver 565.57.01")
 
 
-def test_nvidia_host_quoted_as_mi300x_names_the_gpu_and_its_memory(tmp_path, keys, warehouse):
+def test_nvidia_host_quoted_as_mi300x_names_the_gpu_and_its_memory(prefect_api, tmp_path, keys, warehouse):
     with host_with(tmp_path, keys, fake_host.nvidia_host(tmp_path / "host")) as server:
-        done = cli(*cli_args(server, EIGHT_GPU_OFFER, warehouse, "--format", "json"))
+        done = cli(prefect_api, *cli_args(server, EIGHT_GPU_OFFER, warehouse, "--format", "json"))
     assert done.returncode == 1, done.stderr
     record = json.loads(done.stdout)
     assert "FAIL gpu_model: quote says MI300X, host has H100 SXM" in record["reasons"]
