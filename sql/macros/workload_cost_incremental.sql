@@ -153,9 +153,9 @@
    the public workload_costs and ranking_sensitivity are views of them). A workload_costs row depends
    on its option's costed inputs (costed_inputs_hash) and on its clock state: staleness, the other
    sources that list it, and the quote's age in whole days as of this refresh. Its observed_at moves
-   with every scrape but decides nothing else, so it is updated in place (a re-listed offer is not
-   recosted); its config_id depends on the other offers under the same key, so every id is checked
-   again after the new rows are in. #}
+   with every scrape but decides nothing, so it is not kept: the public view joins each option's
+   current one on (a re-listed offer is not recosted); its config_id depends on the other offers
+   under the same key, so every id is checked again after the new rows are in (a post-hook). #}
 
 {# Each current offer option's clock: observed_at, the quote's age in whole days as of this refresh
    (null when the quote states no date: its observed_at is only when the file landed), and one hash
@@ -223,14 +223,8 @@
     left join shared as s using (workload_id, throughput_source, base_config_id)
 {%- endmacro %}
 
-{# Post-hooks of int_workload_costs: the kept rows' observed_at as of this refresh, and every config
-   id again (a new offer under a key another offer had alone gives both an /offer_id suffix). #}
-{% macro update_workload_cost_observed_at() -%}
-    update {{ this }} as t set observed_at = s.observed_at
-    from ({{ option_clock_states() }}) as s
-    where s.offer_option_id = t.offer_option_id and t.observed_at is distinct from s.observed_at
-{%- endmacro %}
-
+{# Post-hook of int_workload_costs: every config id again (a new offer under a key another offer had
+   alone gives both an /offer_id suffix). #}
 {% macro update_workload_config_ids() -%}
     update {{ this }} as t set config_id = i.config_id
     from ({{ workload_config_ids(this) }}) as i

@@ -180,7 +180,7 @@ def test_report_of_an_empty_warehouse_says_so(sample_warehouse, tmp_path):
     copy = tmp_path / "empty.duckdb"
     shutil.copy(sample_warehouse, copy)
     with duckdb.connect(str(copy)) as con:
-        con.execute("delete from marts.rankings; delete from intermediate.int_workload_costs; delete from marts.offers; delete from marts.offer_history;"
+        con.execute("delete from intermediate.int_workload_ranks; delete from intermediate.int_workload_costs; delete from marts.offers; delete from marts.offer_history;"
                     " delete from marts.memory_fit")
     page = report.write_report(copy, tmp_path / "empty.html").read_text(encoding="utf-8")
     assert "<svg" not in page

@@ -48,17 +48,16 @@ def test_successful_refresh_prints_no_noise(cli_refresh):
 
 
 def _broken_sql(tmp_path: Path) -> Path:
-    """A copy of sql/ whose rankings mart reports a negative cost, with the SQL cost check removed
-    so that only the great-expectations gate stands between it and publication."""
+    """A copy of sql/ whose ranks (the rows of the rankings view) report a negative cost, with the SQL
+    cost check removed so that only the great-expectations gate stands between it and publication."""
     sql_dir = tmp_path / "sql"
     shutil.copytree(SQL_DIR, sql_dir)
     (sql_dir / "tests" / "assert_ranked_costs_finite_positive.sql").unlink()
-    rankings = sql_dir / "models" / "marts" / "rankings.sql"
-    text = rankings.read_text()
-    assert "select * exclude (status, estimate_basis)" in text
-    rankings.write_text(text.replace(
-        "select * exclude (status, estimate_basis)",
-        "select * exclude (status, estimate_basis) replace (-cost_per_unit_usd as cost_per_unit_usd)"))
+    ranks = sql_dir / "models" / "intermediate" / "int_workload_ranks.sql"
+    text = ranks.read_text()
+    listed = "        cost_per_unit_usd, total_cost_usd, hours_billed, hours_needed,"
+    assert text.count(listed) == 1
+    ranks.write_text(text.replace(listed, listed.replace("cost_per_unit_usd,", "-cost_per_unit_usd as cost_per_unit_usd,")))
     return sql_dir
 
 
@@ -154,16 +153,17 @@ def test_lost_rows_fail_the_row_count(published, tmp_path):
 
 
 def test_ranked_row_without_evidence_fails(published, tmp_path):
-    build = _tampered_copy(published, tmp_path, "update marts.rankings set benchmark_run_ids = [] "
-                           "where rank = 1 and workload_id = 'seed-000-same-task'")
+    build = _tampered_copy(published, tmp_path, "update intermediate.int_workload_ranks set benchmark_run_ids = [] "
+                           "where status = 'ranked' and rank = 1 and workload_id = 'seed-000-same-task'")
     failures = _failures(build, tmp_path)
     assert [(f.column, f.unexpected_rows) for f in failures] == [("evidence_run_ids", 1)]
 
 
 def test_estimates_must_be_labelled_costed_and_based(published, tmp_path):
     build = _tampered_copy(published, tmp_path, """
-        update marts.estimate_rankings set throughput_source = 'measured' where rank = 1;
-        update marts.estimate_rankings set estimate_basis = null, total_cost_usd = -1 where rank = 2""")
+        update intermediate.int_workload_ranks set throughput_source = 'measured' where status = 'estimated' and rank = 1;
+        update intermediate.int_workload_ranks set estimate_basis = null, total_cost_usd = -1
+            where status = 'estimated' and rank = 2""")
     failures = _failures(build, tmp_path)
     assert {(f.suite, f.column, f.unexpected_rows) for f in failures} == {
         ("estimate_rankings", "throughput_source", 1), ("estimate_rankings", "estimate_basis", 1),
@@ -186,7 +186,8 @@ def test_sensitivity_must_be_finite_and_within_the_ranking(published, tmp_path):
 def test_no_estimates_and_no_sensitivity_rows_pass(published, tmp_path):
     """A warehouse where nothing needs estimating (or nothing is ranked) is not a failure."""
     build = _tampered_copy(published, tmp_path,
-                           "delete from marts.estimate_rankings; delete from intermediate.int_ranking_sensitivity")
+                           "delete from intermediate.int_workload_ranks where status = 'estimated';"
+                           " delete from intermediate.int_ranking_sensitivity")
     assert _failures(build, tmp_path) == []
 
 

@@ -5,11 +5,12 @@
 -- throughput_source 'estimate') and never ranked with measured ones.
 -- Incremental per offer option (macros/workload_cost_incremental.sql): a build from the published
 -- warehouse keeps the rows of options whose costed inputs (costed_inputs_hash) and clock state
--- (clock_state_hash: staleness, other sources, quote age in days) did not change, moves their
--- observed_at in place, and checks every config id again after the new rows are in.
+-- (clock_state_hash: staleness, other sources, quote age in days) did not change, and checks every
+-- config id again after the new rows are in. observed_at is not kept (every scrape moves it, and it
+-- decides nothing here): workload_costs joins each option's current one on.
 {{ config(materialized='incremental', incremental_strategy='append',
           pre_hook="{{ delete_changed_workload_costs() }}",
-          post_hook=["{{ update_workload_cost_observed_at() }}", "{{ update_workload_config_ids() }}"]) }}
+          post_hook="{{ update_workload_config_ids() }}") }}
 -- depends_on: {{ ref('int_workloads') }} {{ ref('int_shape_measured_throughputs') }}
 -- depends_on: {{ ref('int_shape_estimated_throughputs') }} {{ ref('int_compat_checks') }}
 -- depends_on: {{ ref('int_latest_validations') }} {{ ref('int_utilisation_scenarios') }} {{ ref('stg_conventions') }}
@@ -67,7 +68,7 @@ final as (
         cost_per_unit_usd,
         status,
         exclusion_reasons,
-        observed_at, is_stale, source_name,
+        null::timestamptz as observed_at, is_stale, source_name,
         memory_fits, min_gpus, compat_verdict, compat_reasons,
         validation_id, validation_verdict,
         tier, commitment_term_hours,

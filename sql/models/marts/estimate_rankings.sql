@@ -1,13 +1,7 @@
 -- One row per workload × configuration whose throughput is estimated (no matching run; see
 -- workload_costs.estimate_basis), ranked among estimates only (1 = cheapest). Lower confidence:
 -- never mixed into rankings.
-with ranked as (
-    {{ ranked_by_cost_per_unit('estimated') }}
-),
-
-final as (
-    select * exclude (status)
-    from ranked
-)
-
-select * from final
+-- A view: the ranks are kept incrementally in int_workload_ranks; each quote's observed_at joins on.
+{{ config(materialized='view') }}
+{{ with_current_observed_at(ref('int_workload_ranks'), 'quote_observed_at',
+       ['status', 'offer_option_id', 'ranking_inputs_hash'], where="r.status = 'estimated'") }}
