@@ -15,8 +15,9 @@
     coalesce(observed_at < {{ refreshed_at }} - to_days(max_quote_age_days), false)
 {%- endmacro %}
 
-{# Post-hook of stg_quote_observations: the kept rows' flags as of this refresh (only rows whose
-   flag changed are written). A no-op statement on a full build, which computed them all. #}
+{# Post-hook of stg_quote_observations and int_quote_latest: the kept rows' flags as of this refresh
+   (only rows whose flag changed are written). A no-op statement on a full build, which computed
+   them all. #}
 {% macro refresh_quote_clock_flags() -%}
     {%- if is_incremental() -%}
     {%- set now = "(select refreshed_at from " ~ source('raw', 'refresh') ~ ")" -%}

@@ -185,3 +185,27 @@ def test_load_key_names_the_stage_cache_entry():
     rejected = FileOutcome("s", "quote-csv", "quote_observations", "f" * 64, "a.csv", "t", "rejected", "bad",
                            0, 0, 0, None, None)
     assert load_key(rejected) is None
+
+
+def test_an_offer_missing_from_two_reads_of_the_same_content_is_not_listed(tmp_path):
+    """is_not_listed counts reads, and a second read of unchanged content changes no file: the
+    incremental build must still find the dropped offer again (NOT_LISTED), as a full build does."""
+    (tmp_path / "quotes").mkdir()
+    path = tmp_path / "quotes" / "a.csv"
+    path.write_text(QUOTES, encoding="utf-8")
+    sources = write_sources(tmp_path, [{"name": "quotes", "kind": "quotes", "format": "quote-csv",
+                                        "path": "quotes/*.csv", "defaults": {"currency": "USD"}}])
+    warehouse = tmp_path / "wh" / "w.duckdb"
+    reasons = "select stale_reason from offers where offer_id = 'seed-000-mi325x-server'"
+    _refresh(warehouse, sources)
+    path.write_text("\n".join(line for line in QUOTES.splitlines() if "mi325x" not in line) + "\n", encoding="utf-8")
+    _refresh(warehouse, sources)
+    assert _raw(warehouse, reasons) == [(None,)]  # the grace: one read without it
+    _refresh(warehouse, sources)
+    assert _changes(warehouse) == []  # the same content read again: no file changed
+    assert _raw(warehouse, reasons) == [("NOT_LISTED",)]
+    incremental = tmp_path / "incremental.duckdb"
+    shutil.copy(warehouse, incremental)
+    _refresh(warehouse, sources, full=True)
+    differences = compare(str(incremental), str(warehouse))
+    assert differences and all(d == (0, 0) for d in differences.values()), differences

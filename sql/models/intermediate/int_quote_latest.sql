@@ -5,12 +5,58 @@
 -- Options seen only in withdrawn files are no longer current (offer_history keeps them). Among the
 -- observations that count, a dated one (observed_at_basis other than landed_at) always wins over an
 -- undated one, however recent the undated file landed: its observed_at is only when it arrived.
-with observations as (
+-- Incremental (macros/quote_latest_incremental.sql): the latest observation is the best one under
+-- one total order that a file only added cannot change for the observations already there, so a
+-- build from the published warehouse compares each option's stored latest with the new files'
+-- observations only. What any other change can move is found again from every observation: the
+-- options of a source that lost a file or whose file states changed (their rows are deleted first),
+-- and the options no current file lists (is_not_listed counts reads, which any read may change).
+{{ config(materialized='incremental', incremental_strategy='delete+insert', unique_key='offer_option_id',
+          pre_hook="{{ delete_quote_latest_of_changed_sources() }}",
+          post_hook="{{ refresh_quote_clock_flags() }}") }}
+-- depends_on: {{ source('raw', 'file_changes') }}
+
+with
+{%- if is_incremental() %}
+stored as (
+    -- The latest observations the copied warehouse holds (its changed sources' rows deleted), with
+    -- their files' states now.
+    select t.* exclude (is_not_listed), coalesce(f.state, 'current') as file_state
+    from {{ this }} as t
+    left join {{ ref('int_file_states') }} as f
+        on f.source_name = t.source_name and f.file_sha256 = t.file_sha256
+),
+
+recomputed_options as (
+    select offer_option_id from stored where file_state != 'current'
+),
+{%- endif %}
+
+observations as (
+    -- Every observation that counts (incremental: only those of the options found again whole,
+    -- and the new files').
     select o.*, coalesce(f.state, 'current') as file_state, o.observed_at_basis != 'landed_at' as is_dated
     from {{ ref('stg_quote_observations') }} as o
     left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
     where coalesce(f.state, 'current') != 'withdrawn'
+    {%- if is_incremental() %}
+        and (o.source_name in {{ offer_history_changed_sources() }}
+            or o.offer_option_id in (select offer_option_id from recomputed_options)
+            or {{ file_is_added('o') }})
+    {%- endif %}
+),
+
+candidates as (
+    select * from observations
+    {%- if is_incremental() %}
+    union all by name
+    -- The stored latest of each option a new file lists: the best of its earlier observations.
+    select s.*, s.observed_at_basis != 'landed_at' as is_dated
+    from stored as s
+    where s.file_state = 'current'
+        and s.offer_option_id in (select offer_option_id from observations)
+    {%- endif %}
 ),
 
 latest_times as (
@@ -26,13 +72,13 @@ latest_times as (
                 max(observed_at) filter (where file_state = 'current' and is_dated),
                 max(observed_at) filter (where file_state = 'current'))
             else coalesce(max(observed_at) filter (where is_dated), max(observed_at)) end as observed_at
-    from observations
+    from candidates
     group by all
 ),
 
 latest as (
     select o.* exclude (is_dated), l.is_listed_now
-    from observations as o
+    from candidates as o
     join latest_times as l
         on l.offer_option_id = o.offer_option_id
         and l.observed_at = o.observed_at and l.is_dated = o.is_dated
