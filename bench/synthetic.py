@@ -243,6 +243,9 @@ def generate(out: Path, scale: Scale, seed: int = 11) -> dict:
     (out / "sources.yaml").write_text(yaml.safe_dump(sources, sort_keys=False), encoding="utf-8")
     return {"quote_files": [str(p) for p in quote_files], "run_files": [str(out / "runs" / "runs.csv")],
             "request_files": [str(p) for p in request_files], "rows_requests": scale.requests,
+            # Requests per file: a run the contract quarantines takes its requests with it.
+            "requests_per_file": {p.name: min(scale.requests_per_file, scale.requests - i * scale.requests_per_file)
+                                  for i, p in enumerate(request_files)},
             "rows_offers": scale.observations, "offers": scale.offers, "rows_runs": rows_runs,
             "bad_quote_rows": bad_rows, "workloads": len(loads), "sources": str(out / "sources.yaml"),
             "workloads_file": str(out / "workloads.yaml")}

@@ -10,7 +10,8 @@ def print_table(r: dict) -> None:
     c = r["row_conservation"]
     print(f"\nrows: {c['rows_in']:,} in = {c['rows_accepted']:,} accepted + {c['rows_quarantined']:,} quarantined "
           f"({'conserved' if c['conserved'] else 'NOT CONSERVED'}); per-request rows: {c['requests_generated']:,} "
-          f"generated, {c['benchmark_requests_rows']:,} in benchmark_requests "
+          f"generated, {c['benchmark_requests_rows']:,} in benchmark_requests, "
+          f"{c['requests_of_quarantined_runs']:,} with the {c['quarantined_run_files']:,} quarantined run(s) "
           + ("(staged in worker processes)" if r["staged_in_processes"] else
              f"(adapter parse {r['requests']['thread_busy_seconds']:.2f} thread-s over {r['request_files']:,} files)"))
     parts = ", ".join(f"{t} {v:.2f}s" for t, v in r["duckdb_baseline_seconds_by_table"].items() if t != "cpu_seconds")

@@ -42,7 +42,9 @@ def test_bench_tiny_writes_result_json(tmp_path):
     result = json.loads(out.read_text())
     assert result["scale"] == "tiny"
     assert result["rows_offers"] == SCALES["tiny"].observations
-    assert result["rows_requests"] == SCALES["tiny"].requests == result["row_conservation"]["benchmark_requests_rows"]
+    assert result["rows_requests"] == SCALES["tiny"].requests
+    c = result["row_conservation"]
+    assert c["benchmark_requests_rows"] == c["requests_generated"] - c["requests_of_quarantined_runs"]
     assert result["requests"]["files"] == result["request_files"] > 0
     assert result["incremental_refresh_seconds"] > 0 and "one new quote-csv" in result["incremental_refresh_note"]
     # The incremental refresh started from a copy of the published warehouse; the full rebuild of the
@@ -94,3 +96,18 @@ def test_shared_header_reads_every_header(tmp_path):
     c.write_text("y,x\n5,6\n")  # same columns, other order: positional reading would swap them
     assert shared_header([str(a), str(b)])
     assert not shared_header([str(a), str(b), str(c)])
+
+
+def test_row_conservation_expects_no_requests_of_a_quarantined_run():
+    """A run the contract quarantines takes its requests with it (docs/quarantine.md): the check
+    expects the other runs' requests, and exactly those."""
+    from bench.run import row_conservation
+
+    gen = {"bad_quote_rows": 1, "rows_requests": 2_500, "requests_per_file": {"vllm-serve-00000.json": 1_000,
+           "vllm-serve-00001.json": 1_000, "vllm-serve-00002.json": 500}}
+    counts = {"manifest": (10, 9, 1), "quarantine": 1, "quarantined_run_files": ["requests/vllm-serve-00002.json"],
+              "benchmark_requests": 2_000}
+    c = row_conservation(gen, 10, counts, 10)
+    assert c["conserved"] and c["requests_of_quarantined_runs"] == 500 and c["quarantined_run_files"] == 1
+    assert not row_conservation(gen, 10, dict(counts, benchmark_requests=2_500), 10)["conserved"]
+    assert not row_conservation(gen, 10, dict(counts, quarantined_run_files=[]), 10)["conserved"]
