@@ -142,3 +142,19 @@ def test_a_file_versions_change_skips_the_models_that_read_only_file_states(tmp_
     assert not {"int_current_benchmark_runs+", "benchmark_requests+", "offer_history+",
                 "source:raw.file_versions+"} & set(terms)
     assert sql_layer.selection(None, set()) == ["source:raw.refresh+"]
+
+
+def test_a_known_file_listed_at_a_new_path_changes_its_sources_file_states():
+    """A withdrawn file's content back at another path counts again: its source's state changed
+    (a new file at a new path changes none)."""
+    from flows.load import _changed_sources
+
+    con = duckdb.connect()
+    con.execute("create schema raw; create table raw.file_versions (source_name varchar, original_path varchar, "
+                "file_sha256 varchar, state varchar, superseded_by varchar)")
+    con.execute("insert into raw.file_versions values ('runs', 'a.csv', 'h1', 'withdrawn', null)")
+    old = {"source_name": "runs", "original_path": "a.csv", "file_sha256": "h1", "state": "withdrawn",
+           "superseded_by": None}
+    assert _changed_sources(con, [old, {**old, "original_path": "b.csv", "file_sha256": "h2",
+                                        "state": "current"}]) == set()
+    assert _changed_sources(con, [old, {**old, "original_path": "b.csv", "state": "current"}]) == {"runs"}
