@@ -149,11 +149,13 @@ def _schema(table: str) -> dict:
 
 def _changed_sources(con: duckdb.DuckDBPyConnection, file_versions: list[dict]) -> set[str]:
     """Sources with a file version whose path, state or successor differs from the last build's
-    (a new version of a path, a withdrawn file); a version only added (a new path) changes none."""
+    (a new version of a path, a withdrawn file); a version of a new file at a new path changes none."""
     key = ("source_name", "original_path", "file_sha256", "state", "superseded_by")
     old = set(con.execute(f"select {', '.join(key)} from raw.file_versions").fetchall())
     new = {tuple(r[k] for k in key) for r in file_versions}
-    return {row[0] for row in old - new}
+    # A known file at a new path changes its state too (a withdrawn content listed again elsewhere).
+    known = {(row[0], row[2]) for row in old}
+    return {row[0] for row in old - new} | {row[0] for row in new - old if (row[0], row[2]) in known}
 
 
 @progress.timed("load")
@@ -165,7 +167,8 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     incremental: raw.* already holds an earlier build's files (can_load_incrementally): only new
     files are appended and the rows of files no longer staged deleted. Returns how many files were
     added and removed. fingerprint: build_fingerprint of the code building it (None: a warehouse no
-    later build may start from).
+    later build may start from). tables_changed: the staged tables whose rows this load inserted or
+    deleted, or that hold rows of a source whose file states changed (every one in a full load).
     """
     wanted = {k: o for o in outcomes if (k := load_key(o)) is not None}
     changed: set[str] = set()
@@ -184,18 +187,25 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     # keeps one copy of its rows. Within one build a (source, file hash) is loaded once (_dedupe).
     gone = pl.DataFrame([{"source_name": s, "file_sha256": f} for s, f in removed],
                         schema={"source_name": pl.String, "file_sha256": pl.String})
+    # Rows deleted and inserted per staged table: a table whose rows did not move is unchanged.
+    moved = dict.fromkeys(STAGED_TABLES, 0)
     if removed:
         con.register("__gone", gone.to_arrow())
         for table in STAGED_TABLES:
-            con.execute(f'delete from raw."{table}" as t using __gone as g '
-                        'where t.source_name = g.source_name and t.file_sha256 = g.file_sha256')
+            moved[table] += con.execute(f'delete from raw."{table}" as t using __gone as g '
+                                        'where t.source_name = g.source_name and t.file_sha256 = g.file_sha256'
+                                        ).fetchall()[0][0]
         con.unregister("__gone")
     for table in STAGED_TABLES:
         files = _parquets(added, table)
         if files:
             # union_by_name: files are read by column name, never by position.
-            con.execute(f'insert into raw."{table}" by name select * from read_parquet(?, union_by_name = true)',
-                        [files])
+            moved[table] += con.execute(f'insert into raw."{table}" by name select * from '
+                                        'read_parquet(?, union_by_name = true)', [files]).fetchall()[0][0]
+    # A source whose file states changed changes which of its rows count in every table holding them.
+    state_changed = {t for t in STAGED_TABLES if changed and con.execute(
+        f'select exists (select 1 from raw."{t}" where source_name in (select unnest(?)))',
+        [sorted(changed)]).fetchall()[0][0]}
     _frame_table(con, "loaded_files", [{"load_key": k, "source_name": o.source_name, "file_sha256": o.file_sha256}
                                        for k, o in wanted.items()], LOADED_FILES_SCHEMA)
     _frame_table(con, "file_changes",
@@ -211,4 +221,5 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     con.execute("create or replace table raw.refresh as select ?::timestamptz as refreshed_at", [refreshed_at])
     # Which code and reference data built this warehouse (can_load_incrementally reads it).
     con.execute("create or replace table raw.build_fingerprint as select ?::varchar as fingerprint", [fingerprint])
-    return {"files_added": len(added), "files_removed": len(removed), "sources_changed": len(changed)}
+    return {"files_added": len(added), "files_removed": len(removed), "sources_changed": len(changed),
+            "tables_changed": ({t for t, n in moved.items() if n} | state_changed) if incremental else set(STAGED_TABLES)}

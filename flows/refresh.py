@@ -12,6 +12,7 @@ from flows.ingest import stage_cache, versions
 from flows.ingest.stage import FileOutcome
 from flows.ingest.workloads import load_workloads
 from flows.task_runners import make_task_runner
+from flows import input_changes
 from flows.load import build_fingerprint, can_load_incrementally, load_reference, load_staged
 from flows.load_validations import validation_sources
 from flows.quality.gate import quality_gate
@@ -90,12 +91,18 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     fingerprint = build_fingerprint(Path(sql_dir))
     incremental = not full and published is not None and _start_from_published(Path(published), build_path, fingerprint)
     with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
+        # What the copy held, to tell which inputs this load changed (an incremental build runs dbt on
+        # what they reach only; the other models' tables stay as copied).
+        before = input_changes.content_hashes(con) if incremental else None
         load_reference(con, REFERENCE_DIR)
         loaded = load_staged(con, outcomes, workloads_parquet, now, file_versions, incremental=incremental,
                              fingerprint=fingerprint)
-    get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d source(s) with changed file states",
+        changed = (input_changes.changed_inputs(before, input_changes.content_hashes(con), loaded["tables_changed"])
+                   if incremental else None)
+    get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d source(s) with changed file states%s",
                           "incremental" if incremental else "full", loaded["files_added"],
-                          loaded["files_removed"], loaded["sources_changed"])
+                          loaded["files_removed"], loaded["sources_changed"],
+                          f"; changed inputs: {', '.join(sorted(changed))}" if incremental else "")
     log = get_run_logger()
     finished = 0
 
@@ -111,15 +118,16 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     # <build file>.tmp. Both are inside build_dir, removed with it.
     built = sql_layer.build(build_path, Path(sql_dir), Path(build_dir) / "dbt", warehouse.BUILD_MEMORY_LIMIT,
                             None, target_dir=Path(dbt_target_dir) if dbt_target_dir else None,
-                            on_node=node_done, full_refresh=not incremental)
+                            on_node=node_done, full_refresh=not incremental, changed_inputs=changed)
     if built.problem:
         return str(build_path), built.problem
     # Only a full build's manifest: an incremental one compiled the incremental branches, which
     # read the build's own tables and would not run where check-fit runs the compiled SQL.
     if dbt_target_dir and not incremental:
         sql_compiled.keep_manifest(Path(dbt_target_dir), Path(sql_dir))
-    log.info("built %d SQL models and passed %d checks in %.1f s (slowest: %s)", len(built.models),
-             len(built.nodes) - len(built.models), sum(n.seconds for n in built.nodes), sql_layer.slowest(built.models))
+    log.info("built %d SQL models (%d kept unchanged: no changed input reaches them) and passed %d checks "
+             "in %.1f s (slowest: %s)", len(built.models), built.kept, len(built.nodes) - len(built.models),
+             sum(n.seconds for n in built.nodes), sql_layer.slowest(built.models))
     return str(build_path), None
 
 

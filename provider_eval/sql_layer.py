@@ -42,6 +42,7 @@ class BuildResult:
 
     nodes: list[NodeResult]
     problem: str | None
+    kept: int = 0  # models not run (no changed input reaches them): their tables stay as copied
 
     @property
     def models(self) -> list[NodeResult]:
@@ -183,6 +184,54 @@ def describe_failures(nodes: list[NodeResult]) -> str | None:
     return "SQL build failed:\n" + "\n".join(lines)
 
 
+# Models that read int_file_states and nothing else of raw.file_versions: each keeps the rows of its
+# own staged table whose file counts, so a file-state change reaches it through that table
+# (load_staged counts a staged table changed when a source with rows in it changed file states).
+# raw.file_versions itself changes every refresh (each read moves last_seen_at and reads), so
+# without this every benchmark model would run after a quotes-only scrape.
+_FILE_STATE_FILTERS = frozenset({"int_current_benchmark_runs", "benchmark_requests", "offer_history"})
+
+
+def selection(manifest, changed: set[str]) -> list[str]:
+    """dbt --select terms for what the changed raw/ref tables ("raw.workloads", …) reach: their
+    descendants, whose data tests dbt's (default, eager) indirect selection adds."""
+    terms = sorted(f"source:{t}+" for t in changed - {"raw.file_versions"})
+    if "raw.file_versions" in changed:
+        terms += _file_version_terms(manifest)
+    # Never empty (an empty --select is an error): the clock's descendants, which run every refresh.
+    return terms or ["source:raw.refresh+"]
+
+
+def _file_version_terms(manifest) -> list[str]:
+    """raw.file_versions' descendants, less those that read only file states (_FILE_STATE_FILTERS)."""
+    models = [n for n in manifest.nodes.values() if n.resource_type == "model"]
+
+    def readers(node_id: str) -> list:
+        return sorted((n for n in models if node_id in n.depends_on.nodes), key=lambda n: n.name)
+
+    source = next(s for s in manifest.sources.values() if (s.source_name, s.name) == ("raw", "file_versions"))
+    terms = ["source:raw.file_versions"]  # its own tests
+    # Any reader other than the expected chain (stg_file_versions → int_file_states) runs with
+    # everything below it, as does a reader of the chain outside _FILE_STATE_FILTERS.
+    for stg in readers(source.unique_id):
+        if stg.name != "stg_file_versions":
+            terms.append(f"{stg.name}+")
+            continue
+        terms.append(stg.name)
+        for reader in readers(stg.unique_id):
+            if reader.name != "int_file_states":
+                terms.append(f"{reader.name}+")
+                continue
+            terms.append(reader.name)
+            terms += [f"{r.name}+" for r in readers(reader.unique_id) if r.name not in _FILE_STATE_FILTERS]
+    return list(dict.fromkeys(terms))  # a model reading both steps is named once
+
+
+def _materialized_models(manifest) -> int:
+    """How many models the project builds as a table or view (ephemeral ones are inlined)."""
+    return sum(n.resource_type == "model" and n.config.materialized != "ephemeral" for n in manifest.nodes.values())
+
+
 # dbt runs independent models side by side; most of a model's time here is dbt's own bookkeeping
 # around a short DuckDB statement, which overlaps well (make bench: sql_models).
 BUILD_THREADS = 4
@@ -190,16 +239,19 @@ BUILD_THREADS = 4
 
 def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spill_dir: Path | None = None,
           on_node: Callable[[NodeResult], None] | None = None, target_dir: Path | None = None,
-          full_refresh: bool = False) -> BuildResult:
+          full_refresh: bool = False, changed_inputs: set[str] | None = None) -> BuildResult:
     """`dbt build` (models, then the data tests on them) on database; every node's outcome, named.
 
-    full_refresh: incremental models are rebuilt whole (dbt --full-refresh), not appended to."""
+    full_refresh: incremental models are rebuilt whole (dbt --full-refresh), not appended to.
+    changed_inputs: only what these raw/ref tables reach is built (selection()); None: everything."""
     with progress.span("sql_models") as detail:  # the span carries every node's outcome and seconds
         write_profile(work_dir, database, memory_limit, spill_dir, threads=BUILD_THREADS)
         manifest = parsed(sql_dir, work_dir, database, target_dir)
         # No manifest.json or run_results.json (~0.5 s to write): the compiled manifest is kept below,
         # once per version of sql/, for check-fit.
         extra = ["--exclude-resource-type", "unit_test", "--no-write-json"] + (["--full-refresh"] if full_refresh else [])
+        if changed_inputs is not None:
+            extra += ["--select", *selection(manifest, changed_inputs)]
         # No log file either (~0.3 CPU-s): every node's outcome comes back through on_node and the
         # results, and the build folder with its logs is removed after the refresh anyway.
         result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir, manifest, file_log="none")
@@ -210,7 +262,8 @@ def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spil
         if problem is None and full_refresh:
             # The build compiled every model and test into the manifest it ran.
             dbt_cache.keep_compiled(sql_dir, lambda path: manifest.writable_manifest().write(str(path)))
-        return BuildResult(nodes, problem)
+        kept = 0 if changed_inputs is None else _materialized_models(manifest) - sum(n.resource_type == "model" for n in nodes)
+        return BuildResult(nodes, problem, kept)
 
 
 def slowest(nodes: list[NodeResult], n: int = 3) -> str:
