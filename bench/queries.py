@@ -15,17 +15,20 @@ def p50_ms(fn, repeats: int) -> float:
     return round(statistics.median(times), 3)
 
 
-def rank_query_p50(published: Path, workload_id: str, repeats: int) -> float:
-    """The rank command's rankings query for one workload (`--workload W`, no other filter), read-only."""
-    from provider_eval import warehouse
-    from provider_eval.cli.rank import RANK_COLUMNS, RANK_FILTERS
+def rank_query_p50(published: Path, workload_id: str, repeats: int) -> dict:
+    """p50 ms of the rankings queries `provider-eval rank --workload W` runs (no other filter),
+    read-only: the table's (the first TABLE_ROWS_SHOWN rows, the rest counted) and the export's
+    (--format csv|json: every ranked row and column)."""
+    from provider_eval import output, warehouse
+    from provider_eval.cli.rank import RANK_COLUMNS, RANK_FILTERS, TABLE_SELECT
 
-    sql = f"select {', '.join(RANK_COLUMNS)} from rankings where {RANK_FILTERS} order by workload_id, rank"
+    export = f"select {', '.join(RANK_COLUMNS)} from rankings where {RANK_FILTERS} order by workload_id, rank"
     # The filters' parameters, in order: workload, top, billing, no_spot, provider, gpu, validated_only,
-    # max_quote_age, vendor.
+    # max_quote_age, vendor (and the table's row limit).
     params = [workload_id, None, None, False, None, None, False, None, None]
     with warehouse.connect_published(published) as con:
-        return p50_ms(lambda: con.execute(sql, params).fetchall(), repeats)
+        return {"table": p50_ms(lambda: con.execute(TABLE_SELECT, params + [output.TABLE_ROWS_SHOWN]).fetchall(), repeats),
+                "export": p50_ms(lambda: con.execute(export, params).fetchall(), repeats)}
 
 
 def cli_rank_p50(published: Path, workload_id: str, repeats: int) -> float:

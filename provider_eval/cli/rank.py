@@ -29,6 +29,13 @@ RANK_FILTERS = """
     and ($8 is null or quote_age_days <= $8)
     and ($9 is null or lower(vendor) = lower($9))"""
 
+# The table's rows: the first $10 per workload, each with how many pass the filters (the rest are
+# counted, not fetched: a busy workload ranks thousands of configurations, each with tens of run ids).
+TABLE_SELECT = f"""
+    select {', '.join(RANK_COLUMNS)}, count(*) over (partition by workload_id) as ranked_in_workload
+    from rankings where {RANK_FILTERS}
+    qualify row_number() over (partition by workload_id order by rank) <= $10
+    order by workload_id, rank"""
 
 # Per workload: how many configurations are excluded, and how many for each reason (most common first).
 EXCLUDED_SUMMARY_SQL = """
@@ -128,7 +135,12 @@ def rank(
     select = f"select {', '.join(RANK_COLUMNS)} from {{}} where {RANK_FILTERS} order by workload_id, rank"
     params = [workload, top, billing, no_spot, provider, gpu_model, validated_only, max_quote_age,
               vendor.value if vendor else None]
-    cols, rows = query(warehouse_path, select.format("rankings"), params)
+    # Without --top, a table shows the cheapest TABLE_ROWS_SHOWN per workload and says how to see the rest.
+    limit = top or output.TABLE_ROWS_SHOWN
+    if fmt == Format.table:
+        cols, rows = query(warehouse_path, TABLE_SELECT, params + [limit])
+    else:
+        cols, rows = query(warehouse_path, select.format("rankings"), params)
     guessed = query(warehouse_path, select.format("estimate_rankings"), params)[1] if estimates else []
     if fmt != Format.table:
         # Measured first; each row says where its throughput came from (throughput_source).
@@ -148,15 +160,14 @@ def rank(
         idx = [cols.index(c) for c in shown]
         per = f"per million {unit}" if cost_column == "cost_per_million_units_usd" else f"per completed unit ({unit})"
         per += _kind_title(records[0]) if records else ""
-        mine = [tuple(r[i] for i in idx) for r in rows if r[0] == workload_id]
+        mine = [r for r in rows if r[0] == workload_id]
         if mine:
-            # Without --top, a table shows the cheapest TABLE_ROWS_SHOWN and says how to see the rest.
-            limit = top or output.TABLE_ROWS_SHOWN
-            output.render(shown, mine[:limit], "table", title=f"{workload_id}: cost {per}", headers=headers,
-                          no_wrap={"config_id"})
-            if len(mine) > limit:
-                err.print(f"  … {len(mine) - limit:,} more ranked configuration(s) not shown — see all with "
-                          f"--top {len(mine)} or --format csv|json", highlight=False)
+            ranked = mine[0][cols.index("ranked_in_workload")]
+            output.render(shown, [tuple(r[i] for i in idx) for r in mine], "table",
+                          title=f"{workload_id}: cost {per}", headers=headers, no_wrap={"config_id"})
+            if ranked > limit:
+                err.print(f"  … {ranked - limit:,} more ranked configuration(s) not shown — see all with "
+                          f"--top {ranked} or --format csv|json", highlight=False)
         elif filtered:
             print(f"{workload_id}: no ranked configuration passes the filters")
         else:

@@ -123,3 +123,24 @@ def test_excluded_summary_is_on_stdout_and_says_a_configuration_may_have_several
     # More reasons than configurations: the per-reason counts overlap, the total does not.
     assert sum(reasons.values()) > n and max(reasons.values()) <= n
     assert "excluded" not in out.stderr
+
+
+def test_rank_table_fetches_the_first_rows_of_each_workload(sample_warehouse, monkeypatch):
+    """The table's query keeps the cheapest TABLE_ROWS_SHOWN per workload (not overall) and counts
+    the rest: every workload ranked in the export still gets its cheapest row and its count."""
+    import json
+
+    monkeypatch.setattr(output, "TABLE_ROWS_SHOWN", 1)
+    runner = CliRunner()
+    args = ["rank", "--warehouse", str(sample_warehouse)]
+    ranked = json.loads(runner.invoke(app, args + ["--format", "json"]).output)
+    per_workload = {}
+    for row in ranked:
+        per_workload.setdefault(row["workload_id"], []).append(row)
+    assert len(per_workload) >= 2
+    shown = runner.invoke(app, args)
+    assert shown.exit_code == 0, shown.output
+    for workload_id, rows in per_workload.items():
+        assert f"{workload_id}: cost" in shown.output
+        if len(rows) > 1:
+            assert f"{len(rows) - 1:,} more ranked configuration(s) not shown — see all with --top {len(rows)}" in shown.output
