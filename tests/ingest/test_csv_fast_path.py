@@ -18,6 +18,13 @@ CASES = {
     "no-break space kept": f"{HEADER}\na,MI300X\u00a0,8,2,hour,per_gpu,on_demand,x\n",
     "header only": f"{HEADER}\n",
     "unknown column": "offer_id,colour\na,red\n",
+    # polars pads short lines with nulls: the ',' count must send these to the csv module.
+    "short row": f"{HEADER}\na,MI300X,8,2,hour,per_gpu,on_demand,x\nb,MI300X,8\n",
+    "blank line at the end": f"{HEADER}\na,MI300X,8,2,hour,per_gpu,on_demand,x\n\n",
+    "blank line inside": f"{HEADER}\na,MI300X,8,2,hour,per_gpu,on_demand,x\n\nb,MI300X,8,2,hour,per_gpu,spot,y\n",
+    "whitespace line": f"{HEADER}\na,MI300X,8,2,hour,per_gpu,on_demand,x\n   \n",
+    "no final newline": f"{HEADER}\na,MI300X,8,2,hour,per_gpu,on_demand,x",
+    "short and long rows balance": f"{HEADER}\na,MI300X,8,2,hour,per_gpu,on_demand,x,y\nb,MI300X,8,2,hour,per_gpu,spot\n",
 }
 
 
@@ -58,4 +65,5 @@ def test_same_frame_for_every_csv_fixture(monkeypatch):
 def test_polars_path_taken_only_where_nothing_could_read_differently():
     taken = {name for name, text in CASES.items()
              if name != "unknown column" and csv_text._plain_rows(text, REQUIRED, OPTIONAL) is not None}
-    assert taken == {"plain", "blank lines and spaces", "no-break space kept"}
+    # A blank line inside is skipped by the csv module but padded by polars: such files take the csv module.
+    assert taken == {"plain", "no-break space kept", "no final newline", "blank line at the end"}

@@ -13,7 +13,7 @@ ADAPTERS: dict[str, Adapter] = {
         Adapter("quote-csv", "quotes", "quote_observations", quote_csv.parse, parse_many=quote_csv.parse_many),
         Adapter("run-csv", "benchmarks", "benchmark_runs", run_csv.parse),
         Adapter("quote-yaml", "quotes", "quote_observations", quote_yaml.parse),
-        Adapter("vllm-serve", "benchmarks", "benchmark_runs", vllm_serve.parse,
+        Adapter("vllm-serve", "benchmarks", "benchmark_runs", vllm_serve.parse, parse_many=vllm_serve.parse_many,
                 ignores=vllm_serve.is_pytorch_sibling),
         Adapter("vllm-serve-log", "benchmarks", "benchmark_runs", vllm_serve_log.parse),
         Adapter("vllm-throughput", "benchmarks", "benchmark_runs", vllm_throughput.parse,

@@ -5,12 +5,13 @@ canonical unit (ms, s, whole-system per-second rates). This module resolves the 
 fields, then vLLM --metadata, then sources.yaml defaults), applies the numeric rules and shapes
 the canonical frames. Conversions happen in the adapters, exactly once."""
 import json
+from dataclasses import dataclass
 
 import polars as pl
 
 from flows.ingest import names
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import FileContext, ParseResult
+from flows.ingest.adapters.base import FILE_INDEX, FILE_SHA256, SOURCE_FILE, FileContext, ParseResult
 from flows.ingest.adapters.quarantine import empty_quarantine
 from flows.ingest.adapters.row_rules import Rule, apply_rules
 from flows.ingest.adapters.run_record import LATENCY_COLUMNS, STARTED, RunRecord
@@ -105,7 +106,8 @@ def _rules(declared: tuple) -> list[Rule]:
     ]
 
 
-def _frame(records: list[RunRecord], ctx: FileContext, fmt: str, unit: str) -> pl.DataFrame:
+def _frame(records: list[RunRecord], ctx: FileContext, fmt: str, unit: str, index: int = 0) -> pl.DataFrame:
+    """One row per run record, with the file's lineage (`index`: its position in a batch of files)."""
     rows = []
     for rec in records:
         meta = resolve_metadata(rec, ctx.defaults)
@@ -138,14 +140,16 @@ def _frame(records: list[RunRecord], ctx: FileContext, fmt: str, unit: str) -> p
         "request_rows": pl.Int64, "raw_record": pl.String, "__code": pl.String, "__detail": pl.String,
     }
     frame = pl.DataFrame(rows, schema=schema)
-    return frame.with_columns(pl.lit(fmt).alias("benchmark_format"), pl.lit(unit).alias("unit"))
+    return frame.with_columns(pl.lit(fmt).alias("benchmark_format"), pl.lit(unit).alias("unit"),
+                              pl.lit(index, pl.Int32).alias(FILE_INDEX), pl.lit(ctx.original_name).alias(SOURCE_FILE),
+                              pl.lit(ctx.file_sha256).alias(FILE_SHA256))
 
 
 def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
     out = frame.select(
         pl.lit(ctx.source_name).alias("source_name"),
-        pl.lit(ctx.original_name).alias("source_file"),
-        pl.lit(ctx.file_sha256).alias("file_sha256"),
+        pl.col(SOURCE_FILE).alias("source_file"),
+        pl.col(FILE_SHA256).alias("file_sha256"),
         pl.col("row_number"),
         pl.col("run_id"),
         pl.col("provider"),
@@ -166,10 +170,10 @@ def _canonical(frame: pl.DataFrame, ctx: FileContext) -> pl.DataFrame:
             "source_name", "source_file", "file_sha256", "row_number", "run_id", "provider", "gpu_name_raw",
             "gpu_count_raw", "model_id", "precision", "engine", "engine_version", "rocm_version",
             "workload_id", "unit", "completed", "failed", "duration_s", "output_tokens_per_s", "raw_record",
-            STARTED, "node_count",
+            STARTED, "node_count", SOURCE_FILE, FILE_SHA256,
         ),
     )
-    return out.select(list(BenchmarkRun.to_schema().columns))
+    return out.select(*BenchmarkRun.to_schema().columns, FILE_INDEX)
 
 
 def _requests(accepted: pl.DataFrame, records: list[RunRecord], ctx: FileContext) -> pl.DataFrame | None:
@@ -189,27 +193,51 @@ def _requests(accepted: pl.DataFrame, records: list[RunRecord], ctx: FileContext
 def build(records: list[RunRecord], ctx: FileContext, fmt: str, unit: str = "requests",
           rows_in: int | None = None, quarantined: pl.DataFrame | None = None) -> ParseResult:
     """Resolve metadata, apply the rules and shape canonical runs (and per-request detail)."""
-    frame = _frame(records, ctx, fmt, unit)
+    return build_many([FileRuns(records, ctx, rows_in, quarantined)], fmt, unit)[0]
+
+
+@dataclass
+class FileRuns:
+    """One file's run records, as an adapter read them (rows_in: when not one per record)."""
+
+    records: list[RunRecord]
+    ctx: FileContext
+    rows_in: int | None = None
+    quarantined: pl.DataFrame | None = None
+
+
+def build_many(files: list[FileRuns], fmt: str, unit: str = "requests") -> list[ParseResult]:
+    """build for several files of one source (same defaults), checked as one frame: each file's result is
+    what build gives it alone (the rules are row-wise), at one rules pass instead of one per file."""
+    ctx = files[0].ctx  # the source name and defaults the rules and shaping use: the same for every file
+    frame = pl.concat([_frame(one.records, one.ctx, fmt, unit, i) for i, one in enumerate(files)])
     flagged = frame.filter(pl.col("__code").is_not_null())
     pre_bad = flagged.select(
         pl.col("row_number"), pl.col("__code").alias("reason_code"), pl.col("__detail").alias("detail"),
-        pl.col("raw_record"),
+        pl.col("raw_record"), pl.col(FILE_INDEX),
     )
     clean = frame.filter(pl.col("__code").is_null()).drop("__code", "__detail")
-    good, bad = apply_rules(clean, _rules(f.declared_models(ctx.defaults)))
+    good, bad = apply_rules(clean, _rules(f.declared_models(ctx.defaults)), keep=[FILE_INDEX])
     # apply_rules wraps raw_* columns in an object; the run's raw record is already one JSON object.
     bad = bad.with_columns(pl.col("raw_record").str.json_path_match("$.record"))
-    canonical = _canonical(good, ctx)
-    parts = [q for q in (quarantined, pre_bad, bad) if q is not None and q.height]
-    result = ParseResult(
-        accepted=canonical,
-        quarantined=pl.concat(parts) if parts else empty_quarantine(),
-        rows_in=len(records) if rows_in is None else rows_in,
-    )
-    requests = _requests(canonical, records, ctx)
-    if requests is not None:
-        result.details["benchmark_requests"] = requests.select(list(BenchmarkRequest.to_schema().columns))
-    return result
+    canonical_all = _canonical(good, ctx)
+    accepted = canonical_all.partition_by(FILE_INDEX, as_dict=True, include_key=False)
+    rejected = pl.concat([pre_bad, bad]).partition_by(FILE_INDEX, as_dict=True, include_key=False)
+    no_runs = canonical_all.clear().drop(FILE_INDEX)
+    results = []
+    for i, one in enumerate(files):
+        canonical = accepted.get((i,), no_runs)
+        parts = [q for q in (one.quarantined, rejected.get((i,))) if q is not None and q.height]
+        result = ParseResult(
+            accepted=canonical,
+            quarantined=pl.concat(parts) if parts else empty_quarantine(),
+            rows_in=len(one.records) if one.rows_in is None else one.rows_in,
+        )
+        requests = _requests(canonical, one.records, one.ctx)
+        if requests is not None:
+            result.details["benchmark_requests"] = requests.select(list(BenchmarkRequest.to_schema().columns))
+        results.append(result)
+    return results
 
 
 def with_contract_columns(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:

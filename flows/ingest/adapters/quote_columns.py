@@ -2,7 +2,7 @@
 import polars as pl
 
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import FileContext
+from flows.ingest.adapters.base import FILE_SEEN_AT, FileContext
 from models import plausibility, vocabulary
 
 REQUIRED = {"offer_id", "gpu_model", "gpus_per_node", "price", "price_unit", "price_scope", "billing_model"}
@@ -44,9 +44,6 @@ HOURS_PER = {"second": 1 / 3600, "minute": 1 / 60, "hour": 1.0, "month": float(f
 # '2000' labelled per hour, or '1.79' labelled per month. No rentable GPU is priced outside it.
 PLAUSIBLE_PER_GPU_HOUR = plausibility.limit("price_per_gpu_hour")  # data/reference/plausibility_limits.csv
 EARLIEST_QUOTE_DATE = "2015-01-01"  # before any GPU in the catalog shipped: a 1970/1900 placeholder
-# Facts of the file a row came from, carried as columns: the rules and canonical columns of many files
-# of one source then run as one polars query (most of a 5,000-row file's parse was per-query cost).
-FILE_INDEX, SOURCE_FILE, FILE_SHA256, FILE_SEEN_AT = "_file_index", "_source_file", "_file_sha256", "_file_first_seen_at"
 
 
 def price_per_gpu_hour() -> pl.Expr:

@@ -6,12 +6,13 @@ turns raw rows into canonical quote observations and quarantine rows.
 import polars as pl
 
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import FileContext, FileRejected, ParseResult
+from flows.ingest.adapters.base import (FILE_INDEX, FILE_SEEN_AT, FILE_SHA256, SOURCE_FILE, FileContext, FileRejected,
+                                        ParseResult)
 from flows.ingest.adapters.quarantine import empty_quarantine, quarantine_rows
 from flows.ingest.adapters.row_rules import apply_rules
 from flows.ingest.adapters.csv_text import read_csv_rows
 from flows.ingest.adapters.quote_columns import (
-    BILLING_MODELS, COST_LINES, FILE_INDEX, SOURCE_FILE, FILE_SEEN_AT, FILE_SHA256, OFFER_KEY, OPTIONAL,
+    BILLING_MODELS, COST_LINES, OFFER_KEY, OPTIONAL,
     QUOTE_STATUSES, REQUIRED, SCOPES, TIERS, TIME_UNITS, VIRTUALISATION, observed, stated_vram_gb_per_gpu)
 from flows.ingest.adapters.quote_rules import row_rules
 
@@ -110,6 +111,7 @@ def parse_raw_quote_files(raws: list[pl.DataFrame], ctxs: list[FileContext]) -> 
     checked as one frame; each file's result is what it would be alone."""
     ctx = ctxs[0]  # the source name and defaults the rules use: the same for every file here
     frame = pl.concat([_with_file_columns(raw, i, c) for i, (raw, c) in enumerate(zip(raws, ctxs))])
+    rows_in = dict(frame.group_by(FILE_INDEX).len().iter_rows())
     quarantined = []
     if "row_too_long" in frame.columns:  # only the CSV reader meets over-long lines: they have no cells to check
         long_rows = frame.filter(pl.col("row_too_long").is_not_null())
@@ -125,8 +127,8 @@ def parse_raw_quote_files(raws: list[pl.DataFrame], ctxs: list[FileContext]) -> 
     no_rows = canonical.clear().drop(FILE_INDEX)
     # A flood of distinct bad values (a million unknown GPU names) keeps one small row each (#43).
     return [ParseResult(accepted=accepted.get((i,), no_rows), quarantined=rejected.get((i,), empty_quarantine()),
-                        rows_in=raw.height)
-            for i, raw in enumerate(raws)]
+                        rows_in=rows_in.get(i, 0))
+            for i in range(len(raws))]
 
 
 def parse(ctx: FileContext) -> ParseResult:

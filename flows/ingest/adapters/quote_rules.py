@@ -3,10 +3,10 @@ import polars as pl
 
 from flows.ingest import names
 from flows.ingest.adapters import fields as f
-from flows.ingest.adapters.base import FileContext
+from flows.ingest.adapters.base import FILE_SEEN_AT, FileContext
 from flows.ingest.adapters.row_rules import Rule
 from flows.ingest.adapters.quote_columns import (
-    BILLING_MODELS, COST_LINES, EARLIEST_QUOTE_DATE, FILE_SEEN_AT, MAX_SPEC_GB, PLAUSIBLE_PER_GPU_HOUR,
+    BILLING_MODELS, COST_LINES, EARLIEST_QUOTE_DATE, MAX_SPEC_GB, PLAUSIBLE_PER_GPU_HOUR,
     QUOTE_STATUSES, SCOPES, SPEC_NUMBERS, TIERS, TIME_UNITS, VIRTUALISATION, catalog_vram_gb, first_seen,
     is_requested, price_per_gpu_hour, stated_vram_gb_per_gpu)
 

@@ -167,6 +167,26 @@ def parse(ctx: FileContext) -> ParseResult:
     """Read one --save-result JSON file: one run (with per-request rows when it is detailed).
 
     A file written with --append-result holds one result object per line: each is a run."""
+    return br.build_many([_runs(ctx)], "vllm-serve")[0]
+
+
+def parse_many(ctxs: list[FileContext]) -> list[ParseResult | FileRejected]:
+    """parse for files of one source: each read on its own, their runs checked together (one rules pass)."""
+    out: list[ParseResult | FileRejected | None] = [None] * len(ctxs)
+    read: dict[int, br.FileRuns] = {}
+    for i, ctx in enumerate(ctxs):
+        try:
+            read[i] = _runs(ctx)
+        except FileRejected as exc:
+            out[i] = exc
+    if read:
+        for i, result in zip(read, br.build_many(list(read.values()), "vllm-serve")):
+            out[i] = result
+    return out
+
+
+def _runs(ctx: FileContext) -> br.FileRuns:
+    """The run records of one file (one, or one per --append-result line), before the rules."""
     try:
         doc = read_document(ctx)
     except FileRejected as exc:
@@ -178,12 +198,12 @@ def parse(ctx: FileContext) -> ParseResult:
         raise FileRejected("SCHEMA_DRIFT", f"expected one JSON object, found a {type(doc).__name__}")
     if not _is_result(doc):
         raise FileRejected("SCHEMA_DRIFT", "not a vllm bench serve result: 'completed' or 'duration' is missing")
-    return br.build([record(doc, 1, None)], ctx, "vllm-serve")
+    return br.FileRuns([record(doc, 1, None)], ctx)
 
 
-def _appended(ctx: FileContext) -> ParseResult:
+def _appended(ctx: FileContext) -> br.FileRuns:
     """--append-result: results separated by newlines; a bad line is quarantined on its own."""
     good, bad = read_lines(ctx, _is_result, "a vllm bench serve result object")
     quarantined = pl.DataFrame([rr.quarantine_line(*b) for b in bad], schema=QUARANTINE_COLUMNS) if bad else None
     records = [record(doc, number, f"L{number}") for number, doc in good]
-    return br.build(records, ctx, "vllm-serve", rows_in=len(good) + len(bad), quarantined=quarantined)
+    return br.FileRuns(records, ctx, rows_in=len(good) + len(bad), quarantined=quarantined)
