@@ -10,7 +10,7 @@ from flows.ingest import stage_cache, stage_pool
 from flows.ingest.land import LandedFile
 from flows.ingest.stage import stage_file
 from flows.ingest.validate import validate_frame, validate_frames
-from flows.stage_inputs import MAX_FILES_PER_BATCH, batches
+from flows.stage_inputs import MAX_BYTES_PER_BATCH, MAX_FILES_PER_BATCH, batches
 from models import CONTRACTS
 from tests.conftest import left_as_found, query, run_refresh, write_sources
 
@@ -54,6 +54,16 @@ def test_batches_keep_one_format_each_and_bound_their_size():
     assert max(len(g) for g in groups) == MAX_FILES_PER_BATCH
     assert [x for g in groups for x in g] == items  # every file once, in order
     assert len([g for g in groups if g[0][1] == "vllm-serve"]) >= 2  # few files still spread over both workers
+
+
+def test_batches_bound_their_bytes():
+    """A batch's files live at once in one worker: bytes bound it too (a file over the bound goes alone)."""
+    mib = 2**20
+    sizes = {"a": 8 * mib, "b": 8 * mib, "c": 8 * mib, "huge": 3 * MAX_BYTES_PER_BATCH, "d": 1 * mib, "e": 1 * mib}
+    items = [(name, "quote-csv", {}) for name in sizes]
+    groups = batches(items, workers=1, size_of=lambda item: sizes[item[0]])
+    assert [[name for name, _, _ in g] for g in groups] == [["a", "b"], ["c"], ["huge"], ["d", "e"]]
+    assert all(sum(sizes[n] for n, _, _ in g) <= MAX_BYTES_PER_BATCH for g in groups if len(g) > 1)
 
 
 @pytest.fixture(scope="module")
