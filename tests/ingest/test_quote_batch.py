@@ -7,34 +7,12 @@ import pytest
 from bench.synthetic import Scale, generate
 from flows.ingest import stage
 from flows.ingest.adapters import row_rules
-from flows.ingest.land import LandedFile, sha256_of
+from tests.batch_equivalence import assert_together_equals_alone, landed_batch
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # Every quote fixture (good, bad, other formats that must be rejected) and the bundled samples.
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "quotes").rglob("*.csv")) + sorted(
     (ROOT / "data" / "samples" / "quotes").glob("*.csv"))
-
-
-def _batch(paths: list[Path], defaults: dict) -> list[tuple[LandedFile, str, dict]]:
-    # Each file received on its own day, so a per-file fact mixed up between files would show.
-    return [(LandedFile("quotes", sha256_of(p), str(p), str(p), f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T06:00:00+00:00"),
-             "quote-csv", defaults) for i, p in enumerate(paths)]
-
-
-def _assert_same_as_alone(batch):
-    together = stage.parse_files(batch)
-    assert len(together) == len(batch)
-    for item, got in zip(batch, together):
-        alone = stage.parse_file(*item)
-        name = item[0].original_path
-        assert type(got) is type(alone), name
-        if isinstance(alone, stage.FileOutcome):  # rejected whole: the same reason
-            assert got == alone, name
-            continue
-        assert got.parsed.rows_in == alone.parsed.rows_in, name
-        assert got.parsed.accepted.equals(alone.parsed.accepted), name
-        assert got.parsed.quarantined.equals(alone.parsed.quarantined), name
-    return together
 
 
 HEADER = "offer_id,provider,gpu_model,gpus_per_node,price,currency,price_unit,price_scope,billing_model,observed_at"
@@ -63,7 +41,8 @@ def _repeats_and_times(folder: Path) -> list[Path]:
 def test_fixture_files_together_equal_alone(monkeypatch, tmp_path, defaults, distinct_min_rows):
     """Every quote fixture at once: different column layouts, bad rows, whole-file rejections."""
     monkeypatch.setattr(row_rules, "DISTINCT_RULES_MIN_ROWS", distinct_min_rows)
-    together = _assert_same_as_alone(_batch(FIXTURES + _repeats_and_times(tmp_path), defaults))
+    batch = landed_batch(FIXTURES + _repeats_and_times(tmp_path), "quotes", "quote-csv", defaults)
+    together = assert_together_equals_alone(batch)
     parsed = [p for p in together if isinstance(p, stage._Parsed)]
     assert sum(p.parsed.quarantined.height for p in parsed) > 0 and sum(p.parsed.accepted.height for p in parsed) > 0
     assert any(isinstance(p, stage.FileOutcome) for p in together)
@@ -74,9 +53,9 @@ def test_fixture_files_together_equal_alone(monkeypatch, tmp_path, defaults, dis
 def test_scrape_batch_together_equals_alone(tmp_path):
     """A batch of 5,000-row scrape files (with injected bad rows) big enough for distinct-value rule evaluation."""
     gen = generate(tmp_path, Scale("batch", 60_000, 5_000, 10, 2))
-    batch = _batch([Path(p) for p in gen["quote_files"]], {})
+    batch = landed_batch([Path(p) for p in gen["quote_files"]], "quotes", "quote-csv", {})
     assert sum(1 for _ in open(gen["quote_files"][0])) - 1 == 5_000
-    together = _assert_same_as_alone(batch)
+    together = assert_together_equals_alone(batch)
     assert sum(p.parsed.rows_in for p in together) == 60_000 >= row_rules.DISTINCT_RULES_MIN_ROWS
     assert sum(p.parsed.quarantined.height for p in together) >= gen["bad_quote_rows"] > 0
 

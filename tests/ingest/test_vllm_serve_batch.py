@@ -4,7 +4,7 @@ from pathlib import Path
 
 from bench.synthetic import Scale, generate
 from flows.ingest import stage
-from flows.ingest.land import LandedFile, sha256_of
+from tests.batch_equivalence import assert_together_equals_alone, landed_batch
 from tests.benchmark_files import detailed_vllm_result, small_vllm_result, write_json
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -35,36 +35,11 @@ def _bad_and_odd_files(folder: Path) -> list[Path]:
     return out + [folder / "truncated.json", folder / "appended.json"]
 
 
-def _batch(paths: list[Path], defaults: dict) -> list[tuple[LandedFile, str, dict]]:
-    # Each file received on its own day, so a per-file fact mixed up between files would show.
-    return [(LandedFile("runs", sha256_of(p), str(p), str(p), f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T06:00:00+00:00"),
-             "vllm-serve", defaults) for i, p in enumerate(paths)]
-
-
-def _assert_same_as_alone(batch) -> list:
-    together = stage.parse_files(batch)
-    assert len(together) == len(batch)
-    for item, got in zip(batch, together):
-        alone = stage.parse_file(*item)
-        name = item[0].original_path
-        assert type(got) is type(alone), name
-        if isinstance(alone, stage.FileOutcome):  # rejected whole: the same reason
-            assert got == alone, name
-            continue
-        assert got.parsed.rows_in == alone.parsed.rows_in, name
-        assert got.parsed.accepted.equals(alone.parsed.accepted), name
-        assert got.parsed.accepted.schema == alone.parsed.accepted.schema, name
-        assert got.parsed.quarantined.equals(alone.parsed.quarantined), name
-        assert got.parsed.details.keys() == alone.parsed.details.keys(), name
-        for table, frame in alone.parsed.details.items():
-            assert got.parsed.details[table].equals(frame), (name, table)
-    return together
-
-
 def test_real_and_bad_files_together_equal_alone(tmp_path):
     paths = [REAL / "vllm_serve_current_mi300x.json", REAL / "vllm_serve_result_llama3.3-70b_tp8_A100_scalars.json",
              *_bad_and_odd_files(tmp_path)]
-    together = _assert_same_as_alone(_batch(paths, {"engine": "vllm"}))
+    batch = landed_batch(paths, "runs", "vllm-serve", {"engine": "vllm"})
+    together = assert_together_equals_alone(batch)
     parsed = [p for p in together if isinstance(p, stage._Parsed)]
     # The batch really mixes outcomes: accepted runs with requests, quarantined runs, whole-file rejections.
     assert sum(p.parsed.accepted.height for p in parsed) >= 3
@@ -72,7 +47,7 @@ def test_real_and_bad_files_together_equal_alone(tmp_path):
     assert any("benchmark_requests" in p.parsed.details for p in parsed)
     assert sum(isinstance(p, stage.FileOutcome) for p in together) >= 3
     # Lineage: each accepted run names its own file.
-    for item, p in zip(_batch(paths, {}), together):
+    for item, p in zip(batch, together):
         if isinstance(p, stage._Parsed) and p.parsed.accepted.height:
             assert set(p.parsed.accepted["file_sha256"]) == {item[0].file_sha256}
             assert set(p.parsed.accepted["source_file"]) == {Path(item[0].original_path).name}
@@ -81,5 +56,6 @@ def test_real_and_bad_files_together_equal_alone(tmp_path):
 def test_bench_request_files_together_equal_alone(tmp_path):
     """The bench's generated --save-detailed files (the shape that is parsed in thousands)."""
     gen = generate(tmp_path, Scale("batch", 1_000, 200, 500, 4, 3_000, 500))
-    together = _assert_same_as_alone(_batch([Path(p) for p in gen["request_files"]], {"engine": "vllm"}))
+    batch = landed_batch([Path(p) for p in gen["request_files"]], "runs", "vllm-serve", {"engine": "vllm"})
+    together = assert_together_equals_alone(batch)
     assert sum(p.parsed.details["benchmark_requests"].height for p in together if "benchmark_requests" in p.parsed.details) > 0
