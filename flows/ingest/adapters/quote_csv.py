@@ -111,7 +111,6 @@ def parse_raw_quote_files(raws: list[pl.DataFrame], ctxs: list[FileContext]) -> 
     checked as one frame; each file's result is what it would be alone."""
     ctx = ctxs[0]  # the source name and defaults the rules use: the same for every file here
     frame = pl.concat([_with_file_columns(raw, i, c) for i, (raw, c) in enumerate(zip(raws, ctxs))])
-    rows_in = dict(frame.group_by(FILE_INDEX).len().iter_rows())
     quarantined = []
     if "row_too_long" in frame.columns:  # only the CSV reader meets over-long lines: they have no cells to check
         long_rows = frame.filter(pl.col("row_too_long").is_not_null())
@@ -127,8 +126,8 @@ def parse_raw_quote_files(raws: list[pl.DataFrame], ctxs: list[FileContext]) -> 
     no_rows = canonical.clear().drop(FILE_INDEX)
     # A flood of distinct bad values (a million unknown GPU names) keeps one small row each (#43).
     return [ParseResult(accepted=accepted.get((i,), no_rows), quarantined=rejected.get((i,), empty_quarantine()),
-                        rows_in=rows_in.get(i, 0))
-            for i in range(len(raws))]
+                        rows_in=raw.height)
+            for i, raw in enumerate(raws)]
 
 
 def parse(ctx: FileContext) -> ParseResult:
