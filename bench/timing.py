@@ -58,6 +58,7 @@ class StageClock:
     def __init__(self, sample_s: float = 0.02):
         self.intervals: dict[str, list[tuple[float, float]]] = defaultdict(list)
         self.staged_by_format: dict[str, list[tuple[float, float]]] = defaultdict(list)  # parse_file spans
+        self.files_by_format: dict[str, int] = defaultdict(int)  # a span may cover a batch of one source's files
         self.samples: list[tuple[float, int]] = []
         self.cpu: list[tuple[float, float]] = []  # (time, process CPU seconds): less load-sensitive than wall time
         self.model_seconds: dict[str, float] = {}  # the last dbt build: seconds per SQL model
@@ -70,6 +71,7 @@ class StageClock:
             self.intervals[span.name].append((span.start, span.end))
             if span.name == "parse_file":
                 self.staged_by_format[span.detail["format"]].append((span.start, span.end))
+                self.files_by_format[span.detail["format"]] += span.detail.get("files", 1)
             if span.name == "sql_models" and "nodes" in span.detail:  # dbt build: each model's and check's time
                 nodes = span.detail["nodes"]
                 self.model_seconds = {n.name: round(n.seconds, 3) for n in nodes if n.resource_type == "model"}
@@ -132,7 +134,7 @@ class StageClock:
         """Files of one format parsed by their adapter: how many, thread seconds, rows per thread-second."""
         spans = self.staged_by_format.get(fmt, [])
         busy = _busy(spans)
-        return {"files": len(spans), "rows": rows, "thread_busy_seconds": round(busy, 3),
+        return {"files": self.files_by_format.get(fmt, 0), "rows": rows, "thread_busy_seconds": round(busy, 3),
                 "rows_per_thread_s": round(rows / busy) if busy > 0 else None}
 
     def slowest_models(self) -> dict[str, float]:

@@ -47,13 +47,14 @@ def test_stage_clock_reads_the_spans_of_every_thread():
     """Spans from worker threads land in the clock; the dbt build's nodes give per-model seconds."""
     clock = StageClock(sample_s=0.005)
 
-    def stage_one(fmt: str) -> None:
-        with progress.span("parse"), progress.span("parse_files"), progress.span("parse_file", format=fmt):
+    def stage_one(fmt: str, files: int = 1) -> None:
+        with progress.span("parse"), progress.span("parse_files"), progress.span("parse_file", format=fmt, files=files):
             with progress.span("validate"):
                 time.sleep(0.01)
 
     with clock.attach():
-        workers = [threading.Thread(target=stage_one, args=(fmt,)) for fmt in ("vllm-serve", "vllm-serve", "quote-csv")]
+        # A batched adapter call is one span over several files: files counts them, not spans.
+        workers = [threading.Thread(target=stage_one, args=a) for a in (("vllm-serve", 3), ("vllm-serve",), ("quote-csv",))]
         for w in workers:
             w.start()
         for w in workers:
@@ -66,7 +67,7 @@ def test_stage_clock_reads_the_spans_of_every_thread():
         pass
     assert len(clock.intervals["parse"]) == 3 and len(clock.intervals["validate"]) == 3
     assert "publish" not in clock.intervals
-    assert clock.by_format("vllm-serve", 10)["files"] == 2 and clock.by_format("quote-csv", 5)["files"] == 1
+    assert clock.by_format("vllm-serve", 10)["files"] == 4 and clock.by_format("quote-csv", 5)["files"] == 1
     assert clock.slowest_models() == {"offers": 2.5, "rankings": 1.25} and clock.check_seconds == 0.5
     assert not clock.staged_in_processes()
     report = clock.report(100)
