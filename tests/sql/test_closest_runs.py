@@ -62,3 +62,26 @@ def test_explain_prints_the_closest_runs_for_a_no_benchmark_workload(sample_ware
                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"})
     assert one.returncode == 0, one.stderr
     assert "NO_BENCHMARK — the closest benchmark runs" in one.stdout
+
+
+def test_runs_alike_are_shortlisted_by_run_id_without_losing_a_closer_one():
+    """Runs with one identity (model, precision, engine, GPU, units, declared workload) compare alike with a
+    workload they are not candidates of: the lowest run ids of the identity are kept, whatever order the
+    runs arrive in, and a closer run of another identity still comes first. The same runs are candidates
+    of a second workload, ranked there by their own shape and SLO verdicts."""
+    alike = [bench_run(f"alike-{i:02d}", model_id="llama-3.1-70b", precision="fp8", engine="vllm", gpu_count=8,
+                       mean_input_tokens=1000.0 + 500 * (i % 2), mean_output_tokens=200.0, ttft_p99_ms=100.0)
+             for i in (11, 3, 7, 0, 9, 5, 1, 8, 2, 10, 6, 4)]
+    closer = bench_run("zz-closer", model_id="llama-3.3-70b", precision="fp8", engine="vllm", gpu_count=8,
+                       mean_input_tokens=1000.0, mean_output_tokens=200.0, ttft_p99_ms=100.0)
+    other = dict(CHAT, model_id="llama-3.3-70b")
+    con = build(workloads=[workload("chat", **CHAT), workload("other", **other)],
+                offers=[offer("o8", gpus_per_node=8)], bench_runs=[*alike, closer],
+                targets=COST_MODEL + ("int_workload_closest_runs",))
+    ranked = {w: [(r["run_id"], r["mismatch_count"]) for r in rows(
+        con, "select * from int_workload_closest_runs where workload_id = ? order by closeness_rank", [w])]
+        for w in ("chat", "other")}
+    # For "other" every alike run is another model (one mismatch); the run of its own model has none.
+    assert ranked["other"] == [("zz-closer", 0)] + [(f"alike-{i:02d}", 1) for i in range(4)]
+    # For "chat" they are candidates: the even ones match its shape; the odd ones' input is 50 % off.
+    assert ranked["chat"] == [(f"alike-{i:02d}", 0) for i in (0, 2, 4, 6, 8)]
