@@ -16,6 +16,10 @@ def timed_refresh(gen: dict, published: Path, what: str, full: bool = False):
         state = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=str(published),
                         sql_dir=str(SQL_DIR), full=full, return_state=True)
     seconds = time.perf_counter() - start
+    # Printed as it happens: a later step that fails (a full disk at SCALE=large) still leaves this on record.
+    peak = max((rss for _, rss in clock.samples), default=0)
+    print(f"bench: {what} {'done' if state.is_completed() else 'failed'} in {seconds:.1f}s "
+          f"(SQL models {clock.wall('sql_models'):.1f}s, sampled peak RSS {peak / 2**30:.2f} GiB)", flush=True)
     if not state.is_completed():
         raise SystemExit(f"bench: the {what} failed: {state.message}")
     return state, clock, seconds

@@ -98,6 +98,8 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
     baseline_s, baseline_parts = duckdb_baseline(csv_files, gen["request_files"], work / "baseline.duckdb")
     # The stronger anchor: the same files as fast as DuckDB reads them correctly (plain read_csv).
     plain_s, plain_parts = duckdb_baseline(csv_files, gen["request_files"], work / "baseline-plain.duckdb", plain=True)
+    print(f"bench: ingest {pipeline_ingest_s:.1f}s, DuckDB alone {baseline_s:.1f}s (union_by_name) / {plain_s:.1f}s "
+          f"(plain): {pipeline_ingest_s / plain_s:.2f}x the plain load", flush=True)
 
     counts = published_counts(published)
     workload_id = counts["workload_id"]
