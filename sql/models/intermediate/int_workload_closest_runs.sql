@@ -145,7 +145,9 @@ shortlisted_identities as (
 
 scored as (
     -- Those identities' first runs by id (N, plus the workload's candidates among them), candidates set
-    -- aside: each compares as its identity's first run did. And every candidate, on its own verdicts.
+    -- aside: each compares as its identity's first run did, and takes its own run id, source, format and
+    -- provider (a column added to `runs` outside the identity must be taken here too). And every
+    -- candidate, on its own verdicts.
     select s.* replace (r.run_id as run_id, r.source_name as source_name, r.benchmark_format as benchmark_format,
                         r.provider as provider)
     from shortlisted_identities as s
