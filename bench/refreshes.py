@@ -40,7 +40,10 @@ def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float
     _, full_clock, full_s = timed_refresh(gen, published, "full rebuild", full=True)
     Path(new_file).unlink()
     # Same rows both ways: every public table, EXCEPT ALL in both directions.
+    t_compare = time.perf_counter()
     differences = {t: d for t, d in compare(str(incremental_copy), str(published)).items() if d != (0, 0)}
+    print(f"bench: incremental vs full compared (EXCEPT ALL both ways) in {time.perf_counter() - t_compare:.1f}s",
+          flush=True)
     return {
         "incremental_refresh_seconds": round(incremental_s, 3),
         "incremental_stages_seconds": {k: v["seconds"] for k, v in again_clock.report(1).items()},

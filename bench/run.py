@@ -101,11 +101,13 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
     print(f"bench: ingest {pipeline_ingest_s:.1f}s, DuckDB alone {baseline_s:.1f}s (union_by_name) / {plain_s:.1f}s "
           f"(plain): {pipeline_ingest_s / plain_s:.2f}x the plain load", flush=True)
 
+    t_queries = time.perf_counter()
     counts = published_counts(published)
     workload_id = counts["workload_id"]
     rank_p50 = rank_query_p50(published, workload_id, repeats)
     cli_p50 = cli_rank_p50(published, workload_id, 3)
     feas_s, feas_rows = feasibility_seconds(published, 3)
+    print(f"bench: counts, queries and feasibility took {time.perf_counter() - t_queries:.1f}s", flush=True)
     incremental = incremental_vs_full(gen, published, work, refresh_s)
 
     result = {

@@ -11,7 +11,9 @@
           pre_hook="{{ delete_offer_history_changed_groups() }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
 
-with observations as (
+with observations as not materialized (
+    -- Not materialized: each step below reads only the columns it needs (a materialized copy of
+    -- every wide row spilled to disk under the build's memory limit; make bench, docs/benchmark.md).
     select o.*, f.state as file_state, f.superseded_by as file_superseded_by
     from {{ ref('stg_quote_observations') }} as o
     left join {{ ref('int_file_states') }} as f
@@ -25,19 +27,60 @@ with observations as (
     {%- endif %}
 ),
 
-distinct_observations as (
+repeated_content as (
+    -- Content seen more than once (the same quote delivered again). Usually few: an aggregate over
+    -- two narrow columns, so that only these groups are sorted below, not every wide row.
+    select source_name, observation_hash
+    from observations
+    group by all
+    having count(*) > 1
+),
+
+single_observations as (
+    -- Content seen once is its own first and last observation; what the windows below would say
+    -- of a group of one row, without sorting it.
+    select
+        *,
+        observed_at as last_observed_at,
+        1::bigint as times_observed,
+        -- arg_max skips a null observed_at, as the window does.
+        case when coalesce(file_state, 'current') != 'current' and observed_at is not null
+            then file_superseded_by end as superseded_by
+    from observations as o
+    where not exists (
+        select 1 from repeated_content as r
+        where r.source_name = o.source_name and r.observation_hash = o.observation_hash
+    )
+),
+
+repeated_observations as (
+    select *
+    from observations as o
+    where exists (
+        select 1 from repeated_content as r
+        where r.source_name = o.source_name and r.observation_hash = o.observation_hash
+    )
+),
+
+distinct_repeated as (
     select
         *,
         max(observed_at) over same_content as last_observed_at,
         count(*) over same_content as times_observed,
         case when not bool_or(coalesce(file_state, 'current') = 'current') over same_content
             then arg_max(file_superseded_by, observed_at) over same_content end as superseded_by
-    from observations
+    from repeated_observations
     window same_content as (partition by source_name, observation_hash)
     qualify row_number() over (
         partition by source_name, observation_hash
         order by observed_at, file_sha256, row_number
     ) = 1
+),
+
+distinct_observations as (
+    select * from single_observations
+    union all by name
+    select * from distinct_repeated
 ),
 
 final as (
