@@ -6,11 +6,13 @@ from pathlib import Path
 
 def timed_refresh(gen: dict, published: Path, what: str, full: bool = False):
     """Run the real refresh flow on the generated inputs with every stage timed: (state, clock, seconds)."""
-    from bench.timing import StageClock
+    from bench.timing import StageClock, rss_bytes
     from flows.refresh import refresh
     from provider_eval.paths import SQL_DIR
 
     clock = StageClock()
+    # What this process (and its live children) already held: the sampled peak below includes it.
+    rss_before = rss_bytes()
     start = time.perf_counter()
     with clock.attach():
         state = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=str(published),
@@ -19,7 +21,8 @@ def timed_refresh(gen: dict, published: Path, what: str, full: bool = False):
     # Printed as it happens: a later step that fails (a full disk at SCALE=large) still leaves this on record.
     peak = max((rss for _, rss in clock.samples), default=0)
     print(f"bench: {what} {'done' if state.is_completed() else 'failed'} in {seconds:.1f}s "
-          f"(SQL models {clock.wall('sql_models'):.1f}s, sampled peak RSS {peak / 2**30:.2f} GiB)", flush=True)
+          f"(SQL models {clock.wall('sql_models'):.1f}s, sampled peak RSS {peak / 2**30:.2f} GiB, "
+          f"{rss_before / 2**30:.2f} GiB held when it began)", flush=True)
     if not state.is_completed():
         raise SystemExit(f"bench: the {what} failed: {state.message}")
     return state, clock, seconds

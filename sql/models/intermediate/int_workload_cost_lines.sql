@@ -2,14 +2,14 @@
 -- declared utilisation, and 30 / 60 / 100 % for sensitivity): hours needed and billed, every cost
 -- line (exact to the micro-dollar), the total, cost per completed unit, status and every exclusion reason.
 -- Conventions (docs/cost-model.md, data/reference/conventions.csv): 730 h per month; each line rounded
--- half-up to 6 decimals; billed periods from exact integer arithmetic (macros/workload_billed_time.sql;
+-- half-up to 6 decimals; billed periods from exact integer arithmetic (int_workload_billed_time;
 -- docs/cost-model.md#exact-billing).
 -- Incremental per offer option (macros/workload_cost_incremental.sql): the lines of options whose
 -- costed inputs did not change stay; no clock column is here (observed_at, staleness and the status
 -- they decide join on in workload_cost_lines_now, which every reader of these lines goes through).
 {{ config(materialized='incremental', incremental_strategy='append',
           pre_hook="{{ delete_recosted_options() }}") }}
--- depends_on: {{ ref('int_workload_configurations') }} {{ ref('int_utilisation_scenarios') }} {{ ref('stg_conventions') }}
+-- depends_on: {{ ref('int_workload_configurations') }}
 
 with on_demand as (
     -- What spot, monthly and committed prices of the same configuration are compared with.
@@ -17,15 +17,13 @@ with on_demand as (
 ),
 
 all_billed_time as not materialized (
-    -- Not materialized (and the billed time a macro, not an ephemeral model's CTE): the step below
-    -- reads only the narrow columns the deadline needs; the rows are computed twice rather than
-    -- every wide row copied once (which spilled to disk under the build's memory limit).
+    -- Not materialized: the step below reads only the narrow columns the deadline needs.
     select
         *,
         -- A deadline is met when the hours needed (busy / utilisation + setup) are at most deadline_hours.
         case when demand_kind = 'deadline' and need_num is not null then need_num <= deadline_us * need_den end
             as meets_deadline
-    from ({{ workload_billed_time() }}) as billed_time
+    from {{ ref('int_workload_billed_time') }}
 ),
 
 chosen_nodes as (

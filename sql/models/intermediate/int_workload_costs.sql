@@ -15,9 +15,7 @@
 -- depends_on: {{ ref('int_shape_estimated_throughputs') }} {{ ref('int_compat_checks') }}
 -- depends_on: {{ ref('int_latest_validations') }} {{ ref('int_utilisation_scenarios') }} {{ ref('stg_conventions') }}
 
-with cost_lines as not materialized (
-    -- Not materialized: a materialized copy of the wide lines spilled to disk under the build's
-    -- memory limit (make bench: 14 s → 6 s for the model's query).
+with cost_lines as (
     -- The cost lines as of this refresh (their clock columns and status joined on), of the options
     -- this build costs: every option in a full build, the new and changed ones in an incremental one.
     select c.*, s.quote_age_days, s.clock_state_hash

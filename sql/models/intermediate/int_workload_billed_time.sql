@@ -1,12 +1,10 @@
-{# workload_billed_time(): one row per configuration (int_workload_configurations) × utilisation
-   scenario (int_utilisation_scenarios): the busy time, hours needed and the billing periods and
-   seconds billed, all in exact integers (docs/cost-model.md#exact-billing). A step of
-   int_workload_cost_lines, not a table of its own (at bench scale it would be a second copy of the
-   widest table of the build), and a macro rather than an ephemeral model: dbt inlines an ephemeral
-   model as a CTE, which DuckDB materialises when the model reads it twice; that copy of every wide
-   row spilled to disk under the build's memory limit (make bench: the model's query 70 s → 33 s
-   computing the rows twice instead). #}
-{% macro workload_billed_time() %}
+-- One row per configuration (int_workload_configurations) × utilisation scenario
+-- (int_utilisation_scenarios): the busy time, hours needed and the billing periods and seconds billed,
+-- all in exact integers (docs/cost-model.md#exact-billing). Ephemeral: a step of
+-- int_workload_cost_lines (inlined there as a CTE), not a table of its own — at bench scale it
+-- would be a second copy of the widest table of the build.
+{{ config(materialized='ephemeral') }}
+
 with configurations as (
     -- The configurations this build (re)computed: every one in a full build, only the new and
     -- changed offer options' in an incremental one (int_workload_configurations.built_by).
@@ -161,4 +159,3 @@ final as (
 )
 
 select * from final
-{% endmacro %}
