@@ -34,7 +34,8 @@ recomputed_options as (
 
 observations as not materialized (
     -- Not materialized (nor candidates): each step reads only the columns it needs; a materialized
-    -- copy of every wide row spilled to disk under the build's memory limit (make bench: 76 s → 1 s).
+    -- copy of every wide row spilled to disk under the build's memory limit (make bench, default
+    -- scale: 75.6 s → under 8 s inside the build).
     -- Every observation that counts (incremental: only those of the options found again whole,
     -- and the new files').
     select o.*, coalesce(f.state, 'current') as file_state, o.observed_at_basis != 'landed_at' as is_dated
