@@ -1,31 +1,64 @@
 """The bench's refreshes of the generated inputs: the first, an incremental one, and the full rebuild it is measured against."""
+import multiprocessing
+import resource
 import shutil
 import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 
-def timed_refresh(gen: dict, published: Path, what: str, full: bool = False):
-    """Run the real refresh flow on the generated inputs with every stage timed: (state, clock, seconds)."""
+@dataclass
+class RefreshOutcome:
+    """What a timed refresh in its own process hands back to the bench."""
+    completed: bool
+    message: str
+    rows_in: int
+    seconds: float
+    clock: "StageClock"  # noqa: F821 - bench.timing's, with its spans and samples
+    rss_before: int  # what the process (and its live children) held when the refresh began
+    max_rss: int  # the process's own peak (ru_maxrss): catches peaks between samples
+
+
+def _refresh_here(gen: dict, published: str, full: bool) -> RefreshOutcome:
+    """In a fresh process: start the API server and import as `provider-eval refresh` does, then refresh, timed."""
     from bench.timing import StageClock, rss_bytes
+    from flows.task_runners import start_ephemeral_api
+
+    api_started = start_ephemeral_api()  # comes up while the flow's modules import, as in the CLI
     from flows.refresh import refresh
     from provider_eval.paths import SQL_DIR
 
+    api_started()
     clock = StageClock()
-    # What this process (and its live children) already held: the sampled peak below includes it.
     rss_before = rss_bytes()
-    start = time.perf_counter()
+    start = time.perf_counter()  # CLOCK_MONOTONIC: the bench process reads the same clock
     with clock.attach():
-        state = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=str(published),
+        state = refresh(sources=gen["sources"], workloads=gen["workloads_file"], warehouse_path=published,
                         sql_dir=str(SQL_DIR), full=full, return_state=True)
     seconds = time.perf_counter() - start
+    completed = state.is_completed()
+    return RefreshOutcome(completed, state.message or "", state.result().rows_in if completed else 0, seconds,
+                          clock, rss_before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+
+
+def timed_refresh(gen: dict, published: Path, what: str, full: bool = False) -> RefreshOutcome:
+    """Run the real refresh flow on the generated inputs with every stage timed, in a process of its own.
+
+    Each refresh starts in a new process, as `provider-eval refresh` and a deployment's flow run do:
+    what an earlier refresh or the bench's queries left allocated is not counted in its RSS.
+    """
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        outcome = pool.submit(_refresh_here, gen, str(published), full).result()
+    clock = outcome.clock
     # Printed as it happens: a later step that fails (a full disk at SCALE=large) still leaves this on record.
     peak = max((rss for _, rss in clock.samples), default=0)
-    print(f"bench: {what} {'done' if state.is_completed() else 'failed'} in {seconds:.1f}s "
+    print(f"bench: {what} {'done' if outcome.completed else 'failed'} in {outcome.seconds:.1f}s "
           f"(SQL models {clock.wall('sql_models'):.1f}s, sampled peak RSS {peak / 2**30:.2f} GiB, "
-          f"{rss_before / 2**30:.2f} GiB held when it began)", flush=True)
-    if not state.is_completed():
-        raise SystemExit(f"bench: the {what} failed: {state.message}")
-    return state, clock, seconds
+          f"{outcome.rss_before / 2**30:.2f} GiB held when it began)", flush=True)
+    if not outcome.completed:
+        raise SystemExit(f"bench: the {what} failed: {outcome.message}")
+    return outcome
 
 
 def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float) -> dict:
@@ -35,12 +68,14 @@ def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float
 
     # A scheduled refresh: one new scrape file lands beside everything already staged.
     new_file = next_scrape(gen["quote_files"][-1])
-    again, again_clock, incremental_s = timed_refresh(gen, published, "incremental refresh")
+    again = timed_refresh(gen, published, "incremental refresh")
+    again_clock, incremental_s = again.clock, again.seconds
     # The same final inputs rebuilt from nothing (`refresh --full`; staging cached as above): the
     # anchor the incremental refresh is measured against.
     incremental_copy = work / "incremental.duckdb"
     shutil.copyfile(published, incremental_copy)
-    _, full_clock, full_s = timed_refresh(gen, published, "full rebuild", full=True)
+    full = timed_refresh(gen, published, "full rebuild", full=True)
+    full_clock, full_s = full.clock, full.seconds
     Path(new_file).unlink()
     # Same rows both ways: every public table, EXCEPT ALL in both directions.
     t_compare = time.perf_counter()
@@ -51,7 +86,7 @@ def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float
         "incremental_refresh_seconds": round(incremental_s, 3),
         "incremental_stages_seconds": {k: v["seconds"] for k, v in again_clock.report(1).items()},
         "incremental_refresh_note": "the same inputs plus one new quote-csv scrape file; "
-                                    f"{again.result().rows_in:,} rows in (every landed file), one file staged, "
+                                    f"{again.rows_in:,} rows in (every landed file), one file staged, "
                                     "built from a copy of the published warehouse",
         # The copy of the published warehouse the incremental build starts from.
         "incremental_copy_seconds": round(again_clock.wall("copy"), 3),

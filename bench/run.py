@@ -4,7 +4,6 @@ import datetime as dt
 import json
 import os
 import platform
-import resource
 import shutil
 import sys
 import tempfile
@@ -83,11 +82,11 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
           flush=True)
 
     published = work / "warehouse" / "provider_eval.duckdb"
-    state, clock, refresh_s = timed_refresh(gen, published, "refresh")
-    # Before the baseline runs. The sampled total includes live children (staging workers, Prefect's
-    # local API server); ru_maxrss catches this process's peaks between samples.
-    peak_rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                   max((rss for _, rss in clock.samples), default=0))
+    first = timed_refresh(gen, published, "refresh")
+    clock, refresh_s = first.clock, first.seconds
+    # The refresh's process: the sampled total includes its live children (staging workers, Prefect's
+    # local API server); ru_maxrss catches the process's own peaks between samples.
+    peak_rss = max(first.max_rss, max((rss for _, rss in clock.samples), default=0))
     # Each vllm-serve file is one run (a row in); its requests are detail rows hanging off it.
     rows_in = gen["rows_offers"] + gen["rows_runs"] + len(gen["request_files"])
     stages = clock.report(rows_in + gen["rows_requests"])
@@ -151,7 +150,7 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         "feasibility_seconds": feas_s,
         "feasibility_rows": feas_rows,
         "rankings_rows": counts["rankings"],
-        "row_conservation": row_conservation(gen, rows_in, counts, state.result().rows_in),
+        "row_conservation": row_conservation(gen, rows_in, counts, first.rows_in),
     }
     if not keep:
         shutil.rmtree(work, ignore_errors=True)

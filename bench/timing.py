@@ -65,6 +65,13 @@ class StageClock:
         self.check_seconds = 0.0  # the last dbt build: seconds of its data tests together
         self._sample_s, self._stop, self._lock = sample_s, threading.Event(), threading.Lock()
 
+    def __getstate__(self) -> dict:
+        """Spans and samples only: a clock read back in the bench process after its refresh's process ends."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_stop", "_lock")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _stop=threading.Event(), _lock=threading.Lock())
+
     def _record(self, span: progress.Span) -> None:
         """One finished span (on the thread that ran it)."""
         with self._lock:

@@ -115,3 +115,36 @@ def test_row_conservation_expects_no_requests_of_a_quarantined_run():
     assert c["conserved"] and c["requests_of_quarantined_runs"] == 500 and c["quarantined_run_files"] == 1
     assert not row_conservation(gen, 10, dict(counts, benchmark_requests=2_500), 10)["conserved"]
     assert not row_conservation(gen, 10, dict(counts, quarantined_run_files=[]), 10)["conserved"]
+
+
+def _warehouse(path: Path, offers_sql: str) -> str:
+    """A warehouse file whose public `offers` holds the given rows (refreshed_at: a clock column)."""
+    import duckdb
+
+    with duckdb.connect(str(path)) as con:
+        con.execute(f"create table offers as select * from ({offers_sql}) t(offer_id, price_usd, refreshed_at)")
+    return str(path)
+
+
+def test_compare_counts_what_except_all_counts_both_ways(tmp_path):
+    """The grouped difference finds every extra copy of a row, on either side, NULLs equal to NULLs,
+    as `EXCEPT ALL` both ways does; clock columns are left out; a missing table is flagged."""
+    import duckdb
+
+    from bench.compare_warehouses import compare
+
+    old = _warehouse(tmp_path / "old.duckdb", "values ('a', 1.5, 1), ('a', 1.5, 2), ('b', null, 3), ('c', 2.0, 4), "
+                                              "(null, null, 5)")
+    new = _warehouse(tmp_path / "new.duckdb", "values ('a', 1.5, 9), ('b', null, 9), ('b', null, 9), ('d', 2.0, 9), "
+                                              "(null, null, 9)")
+    # old has one more ('a', 1.5) and ('c', 2.0); new one more ('b', null) and ('d', 2.0).
+    assert compare(old, new, tables=("offers",)) == {"offers": (2, 2)}
+    with duckdb.connect() as con:
+        con.execute(f"attach '{old}' as o (read_only)")
+        con.execute(f"attach '{new}' as n (read_only)")
+        a, b = "select offer_id, price_usd from o.offers", "select offer_id, price_usd from n.offers"
+        except_all = tuple(con.execute(f"select count(*) from ({x} except all {y})").fetchone()[0]
+                           for x, y in ((a, b), (b, a)))
+    assert except_all == (2, 2)
+    assert compare(old, old, tables=("offers",)) == {"offers": (0, 0)}
+    assert compare(old, new, tables=("offers", "rankings")) == {"offers": (2, 2), "rankings": (-1, -1)}
