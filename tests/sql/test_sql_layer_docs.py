@@ -2,6 +2,7 @@
 import re
 import shutil
 
+import duckdb
 import pytest
 
 from provider_eval import dbt_docs_site, report, warehouse_docs
@@ -36,16 +37,30 @@ def test_docs_site_renders_offline_in_headless_chromium(site, tmp_path):
     assert refused == [] and "net::ERR_" not in dom.stderr, dom.stderr[-2000:]
 
 
-def test_docs_site_is_kept_until_the_warehouse_is_republished(site, sample_warehouse, tmp_path):
+def test_docs_site_is_kept_until_a_table_or_column_changes(site, sample_warehouse, tmp_path):
     written = site.stat().st_mtime_ns
     assert dbt_docs_site.generate(sample_warehouse) == site and site.stat().st_mtime_ns == written
-    # A refresh publishes a new file under the same name: the stamp differs, so the site is regenerated.
+    # A refresh publishes a new file under the same name: with the same tables and columns (rows
+    # aside) the site is kept; a changed column or comment regenerates it.
     copy = tmp_path / "w.duckdb"
     shutil.copy(sample_warehouse, copy)
     before = dbt_docs_site._stamp(copy, SQL_DIR)
     shutil.copy(sample_warehouse, tmp_path / "next.duckdb")
+    with duckdb.connect(str(tmp_path / "next.duckdb")) as con:
+        con.execute("delete from marts.offers")  # other rows, same catalog
     (tmp_path / "next.duckdb").replace(copy)
-    assert dbt_docs_site._stamp(copy, SQL_DIR) != before
+    assert dbt_docs_site._stamp(copy, SQL_DIR) == before
+    for change in ("comment on column marts.offers.offer_id is 'another description'",
+                   "alter table marts.offers add column extra_usd decimal(18, 6)",
+                   "create view main.my_view as select 1 as x"):
+        changed = tmp_path / "changed.duckdb"
+        shutil.copy(sample_warehouse, changed)
+        with duckdb.connect(str(changed)) as con:
+            con.execute(change)
+        changed.replace(copy)
+        assert dbt_docs_site._stamp(copy, SQL_DIR) != before, change
+    # The same catalog under another path is another site (its profile names the file).
+    assert dbt_docs_site._stamp(sample_warehouse, SQL_DIR) != before
 
 
 def test_report_without_a_writable_docs_folder_says_why(sample_warehouse, tmp_path):
