@@ -40,7 +40,7 @@ COMPARE_MEMORY_LIMIT = "3GB"
 # Rows only in old and only in new, duplicates counted: what `a EXCEPT ALL b` and `b EXCEPT ALL a`
 # count, from one grouped pass over both sides (each row's count in old minus its count in new)
 # instead of two set operations: 35 s instead of 165 s at SCALE=default. GROUP BY, like EXCEPT,
-# takes NULLs as equal; tests/bench/test_compare_warehouses.py checks both agree.
+# takes NULLs as equal; tests/project/test_bench.py checks both agree.
 DIFFERENCE_SQL = """
 select coalesce(sum(greatest(surplus, 0)), 0), coalesce(sum(greatest(-surplus, 0)), 0)
 from (select sum(side) as surplus
