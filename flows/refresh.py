@@ -75,10 +75,11 @@ def _start_from_published(published: Path, build_path: Path, fingerprint: str) -
 
 
 @task
-def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_dir: str, now: str,
+def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, sql_dir: str, now: str,
           file_versions: list[dict] = (), dbt_target_dir: str | None = None, published: str | None = None,
           full: bool = False) -> tuple[str, str | None]:
-    """Load the inputs into the warehouse being built, build the SQL models and run the checks.
+    """Load the inputs (the workloads as run_refresh read them) into the warehouse being built, build
+    the SQL models and run the checks.
 
     The build starts from a copy of the published warehouse (published) and loads only what changed,
     unless full or the copy cannot serve (docs/production.md): then it starts from an empty file.
@@ -86,8 +87,6 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
     flow can fail cleanly without a traceback in the logs.
     """
     build_path = Path(build_dir) / "warehouse.duckdb"
-    workloads_parquet = Path(build_dir) / "workloads.parquet"
-    load_workloads(Path(workloads_file)).write_parquet(workloads_parquet)
     fingerprint = build_fingerprint(Path(sql_dir))
     incremental = not full and published is not None and _start_from_published(Path(published), build_path, fingerprint)
     with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
@@ -95,7 +94,7 @@ def build(outcomes: list[FileOutcome], workloads_file: str, build_dir: str, sql_
         # what they reach only; the other models' tables stay as copied).
         before = input_changes.content_hashes(con) if incremental else None
         load_reference(con, REFERENCE_DIR)
-        loaded = load_staged(con, outcomes, workloads_parquet, now, file_versions, incremental=incremental,
+        loaded = load_staged(con, outcomes, Path(workloads_parquet), now, file_versions, incremental=incremental,
                              fingerprint=fingerprint)
         changed = (input_changes.changed_inputs(before, input_changes.content_hashes(con), loaded["tables_changed"])
                    if incremental else None)
@@ -154,7 +153,8 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
     log = get_run_logger()
     now = dt.datetime.now(dt.timezone.utc).isoformat()
     sources = load_sources(sources_file)
-    load_workloads(workloads_file)  # fail fast, before any work, on a malformed workloads file
+    # Read once, before any work: a malformed workloads file fails fast; the build loads this frame.
+    workloads = load_workloads(workloads_file)
     root = warehouse_file.parent
     sources += validation_sources(root / "validations")
     # One build folder per warehouse, at the same path every time: only the writer-lock holder
@@ -167,13 +167,14 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             # Only the lock holder builds, so anything left in .build is a killed refresh's debris.
             _sweep_builds(root / ".build", warehouse_file.name)
             build_dir.mkdir(parents=True)
+            workloads.write_parquet(build_dir / "workloads.parquet")
             progress.stage("fetch + land")
             outcomes, keys, lifecycle, fetch_failures = ingest(sources, root, build_dir, warehouse_file.name, now)
             for o in outcomes:
                 if o.status == "rejected":
                     log.warning("rejected %s (source %s): %s", o.original_path, o.source_name, o.reason)
             progress.stage("load + SQL models + checks")
-            build_path, problem = build(outcomes, str(workloads_file), str(build_dir), str(sql_dir), now,
+            build_path, problem = build(outcomes, str(build_dir / "workloads.parquet"), str(build_dir), str(sql_dir), now,
                                         versions.version_rows(lifecycle, {s.name for s in sources}),
                                         str(root / ".dbt" / warehouse_file.name), str(warehouse_file), full)
             if problem:

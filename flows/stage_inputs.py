@@ -12,7 +12,7 @@ from prefect.tasks import exponential_backoff
 from flows.ingest import stage_cache, stage_pool, versions
 from flows.ingest.adapters import ADAPTERS
 from flows.ingest.fetch_sources import Fetched, fetch_url_source, unexpected_failure
-from flows.ingest.land import LandedFile, land_file, read_index, read_index_by_key, verify_landed
+from flows.ingest.land import HASHES_NAME, FileHashes, LandedFile, land_file, read_index, read_index_by_key, verify_landed
 from flows.ingest.sources import Source
 from flows.ingest.stage import FileOutcome
 from flows.ingest.stage_pool import stage_files
@@ -54,6 +54,8 @@ def land_sources(sources: list[Source], landing_dir: str, now: str,
     """
     when = dt.datetime.fromisoformat(now)
     known = read_index_by_key(Path(landing_dir))
+    # Files unchanged since an earlier refresh hashed them are not read again (FileHashes).
+    hashes = FileHashes(Path(landing_dir) / HASHES_NAME)
     reads: dict[str, dict[str, str]] = {}
     for body in fetched or []:
         lf = land_file(body.source_name, body.body_path, Path(landing_dir), when, original=body.url, known=known)
@@ -74,8 +76,9 @@ def land_sources(sources: list[Source], landing_dir: str, now: str,
             matched = [p for p in matched if p not in skipped]
         for path in matched:
             lf = land_file(source.name, path, Path(landing_dir), when,
-                           companions=companions_of(path) if companions_of else [], known=known)
+                           companions=companions_of(path) if companions_of else [], known=known, hashes=hashes)
             reads[source.name][str(path)] = lf.file_sha256
+    hashes.save()
     by_name = {s.name: s for s in sources}
     return [(lf, by_name[lf.source_name].format, by_name[lf.source_name].adapter_options())
             for lf in read_index(Path(landing_dir)) if lf.source_name in by_name], reads

@@ -5,8 +5,11 @@ A scheduled refresh lands a few new files into a store of thousands; staging is 
 Entries are written whole (a temporary folder renamed into place) and pruned after a refresh
 when no landed file uses them any more (a code or reference-data change makes new keys).
 An entry is used only when it proves itself: its outcome names the file hash its key was made
-from, and every Parquet file still has the sha256 recorded when it was stored. Anything else (a
-mixed-up, half-written or tampered entry) is removed and the file staged again, never published.
+from, and every Parquet file still has the sha256 recorded when it was stored — read again unless
+the file still has the size, times and inode it had then (a rewrite changes its ctime, which
+cannot be set back; re-reading every entry's Parquet made each refresh read the whole staged
+history). Anything else (a mixed-up, half-written or tampered entry) is removed and the file
+staged again, never published.
 """
 import hashlib
 import json
@@ -16,7 +19,7 @@ import uuid
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from flows.ingest.land import LandedFile, sha256_of
+from flows.ingest.land import LandedFile, file_stamp, sha256_of
 from flows.ingest.stage import FileOutcome
 from provider_eval.paths import PROJECT_ROOT, REFERENCE_DIR
 
@@ -59,6 +62,7 @@ def lookup(cache_dir: Path, key: str, file_sha256: str, problems: list | None = 
     try:
         record = json.loads((entry / OUTCOME).read_text(encoding="utf-8"))
         hashes = record.pop("parquet_sha256")
+        stamps = record.pop("parquet_stamp", {})
         outcome = FileOutcome(**record)
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         problem = f"unreadable outcome ({type(exc).__name__})"
@@ -66,7 +70,7 @@ def lookup(cache_dir: Path, key: str, file_sha256: str, problems: list | None = 
         if outcome.file_sha256 != file_sha256:
             problem = f"outcome of file {outcome.file_sha256[:12]} stored under a key of file {file_sha256[:12]}"
         else:
-            problem = _check_parquet(entry, outcome, hashes)
+            problem = _check_parquet(entry, outcome, hashes, stamps)
     if problem is not None:
         if problems is not None:
             problems.append(f"staged-cache entry {key[:12]}: {problem}; staged again")
@@ -87,13 +91,17 @@ def _names(outcome: FileOutcome) -> list[str]:
     return [Path(p).name for p in paths if p is not None]
 
 
-def _check_parquet(entry: Path, outcome: FileOutcome, hashes: dict) -> str | None:
-    """Why the entry's Parquet files are not the ones stored (missing, extra or changed), or None."""
+def _check_parquet(entry: Path, outcome: FileOutcome, hashes: dict, stamps: dict) -> str | None:
+    """Why the entry's Parquet files are not the ones stored (missing, extra or changed), or None.
+
+    A file whose stamp (size, times, inode) is the one recorded when it was stored is not read again."""
     names = _names(outcome)
     if sorted(names) != sorted(hashes):
         return "its Parquet files do not match its outcome"
     for name in names:
         try:
+            if stamps.get(name) == file_stamp(entry / name):
+                continue
             if sha256_of(entry / name) != hashes[name]:
                 return f"{name} changed since it was stored (sha256 mismatch)"
         except OSError:
@@ -134,6 +142,8 @@ def _fill(tmp: Path, entry: Path, outcome: FileOutcome) -> FileOutcome:
     )
     record = {k: (Path(v).name if k.endswith("_parquet") and v else v) for k, v in asdict(stored).items()}
     record["detail_parquets"] = {t: Path(p).name for t, p in stored.detail_parquets.items()}
+    # Each file's stamp with its hash: the stamp survives the rename of the folder into place.
+    record["parquet_stamp"] = {name: file_stamp(tmp / name) for name in _names(stored)}
     record["parquet_sha256"] = {name: sha256_of(tmp / name) for name in _names(stored)}
     (tmp / OUTCOME).write_text(json.dumps(record), encoding="utf-8")
     os.replace(tmp, entry)

@@ -122,6 +122,18 @@ def test_a_tampered_staged_parquet_is_rejected_and_the_file_staged_again(tmp_pat
     assert "sha256 mismatch" in problems[0]
 
 
+def test_an_untouched_entry_is_used_without_reading_its_parquet_again(tmp_path, monkeypatch):
+    """Its files still have the size, times and inode recorded when they were stored: not re-hashed
+    (a refresh no longer reads the whole staged history to use it); the tamper above is still caught."""
+    a, outcome = _staged(tmp_path)
+    key = stage_cache.cache_key(a, "quote-csv", {}, "code")
+    stored = stage_cache.store(tmp_path / "cache", key, a.file_sha256, outcome)
+    read = []
+    monkeypatch.setattr(stage_cache, "sha256_of", lambda path: read.append(path) or "")
+    assert stage_cache.lookup(tmp_path / "cache", key, a.file_sha256) == stored
+    assert read == []
+
+
 def test_a_tampered_outcome_record_is_rejected(tmp_path):
     a, outcome = _staged(tmp_path)
     key = stage_cache.cache_key(a, "quote-csv", {}, "code")
