@@ -23,11 +23,17 @@ class RefreshOutcome:
 def _refresh_here(gen: dict, published: str, full: bool) -> RefreshOutcome:
     """In a fresh process: start the API server and import as `provider-eval refresh` does, then refresh, timed."""
     from bench.timing import StageClock, rss_bytes
-    from flows.task_runners import start_ephemeral_api
+    from provider_eval import gc_pause
 
-    api_started = start_ephemeral_api()  # comes up while the flow's modules import, as in the CLI
-    from flows.refresh import refresh
-    from provider_eval.paths import SQL_DIR
+    with gc_pause.importing():  # as provider_eval/cli/refresh.py imports
+        from flows.task_runners import start_ephemeral_api
+
+        api_started = start_ephemeral_api()  # comes up while the flow's modules import, as in the CLI
+        from flows.refresh import refresh
+        from provider_eval import sql_layer
+        from provider_eval.paths import SQL_DIR
+
+        sql_layer.import_dbt()
 
     api_started()
     clock = StageClock()
