@@ -40,14 +40,10 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _stamp(st: os.stat_result) -> list[int]:
-    """What changes whenever a file's bytes do: size, modification and change times, inode, device."""
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
-
-
 def file_stamp(path: Path) -> list[int]:
-    """_stamp of the file at path."""
-    return _stamp(os.stat(path))
+    """What changes whenever a file's bytes do: size, modification and change times, inode, device."""
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
 class FileHashes:
