@@ -166,6 +166,25 @@ def _node_results(run_result) -> list[NodeResult]:
     return out
 
 
+# How DuckDB words a statement that needed more memory than the build's limit allows.
+OUT_OF_MEMORY = "Out of Memory Error"
+
+
+def out_of_memory_rerun(nodes: list[NodeResult]) -> list[str]:
+    """The nodes to build again one at a time: those that ran out of memory and those skipped because
+    of a failure; none when nothing ran out of memory or something else failed too (that failure stands)."""
+    failed = [n for n in nodes if not n.ok and n.status != "skipped"]
+    if not failed or not all(OUT_OF_MEMORY in (n.message or "") for n in failed):
+        return []
+    return [n.name for n in nodes if not n.ok]
+
+
+def merge_rerun(first: list[NodeResult], rerun: list[NodeResult]) -> list[NodeResult]:
+    """The first run's nodes with those run again replaced by their new outcome (in the order they finished)."""
+    again = {n.name for n in rerun}
+    return [n for n in first if n.name not in again] + rerun
+
+
 def describe_failures(nodes: list[NodeResult]) -> str | None:
     """One line per failed model or test, naming it (None when every node passed)."""
     bad = [n for n in nodes if not n.ok and n.status != "skipped"]
@@ -251,14 +270,22 @@ def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spil
         manifest = parsed(sql_dir, work_dir, database, target_dir)
         # No manifest.json or run_results.json (~0.5 s to write): the compiled manifest is kept below,
         # once per version of sql/, for check-fit.
-        extra = ["--exclude-resource-type", "unit_test", "--no-write-json"] + (["--full-refresh"] if full_refresh else [])
-        if changed_inputs is not None:
-            extra += ["--select", *selection(manifest, changed_inputs)]
+        base = ["--exclude-resource-type", "unit_test", "--no-write-json"] + (["--full-refresh"] if full_refresh else [])
+        extra = base if changed_inputs is None else [*base, "--select", *selection(manifest, changed_inputs)]
         # No log file either (~0.3 CPU-s): every node's outcome comes back through on_node and the
         # results, and the build folder with its logs is removed after the refresh anyway.
         result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir, manifest, file_log="none")
-        nodes = detail["nodes"] = _node_results(result.result)
-        problem = describe_failures(nodes) if not result.success or any(not n.ok for n in nodes) else None
+        nodes, success = _node_results(result.result), result.success
+        again = out_of_memory_rerun(nodes)
+        if again:
+            # Models built side by side share the build's one memory limit: two heavy ones together
+            # can need more than it holds while each fits alone (a full build at SCALE=default, now and
+            # then). What failed so, and what it held up, run again one at a time; other failures stand.
+            retry = invoke("build", sql_dir, work_dir, [*base, "--threads", "1", "--select", *again],
+                           on_node, target_dir, manifest, file_log="none")
+            nodes, success = merge_rerun(nodes, _node_results(retry.result)), retry.success
+        detail["nodes"] = nodes
+        problem = describe_failures(nodes) if not success or any(not n.ok for n in nodes) else None
         # Only a full build's compile is kept: an incremental one compiled the incremental branches,
         # which read the build's own tables and would not run where check-fit runs the compiled SQL.
         if problem is None and full_refresh:
