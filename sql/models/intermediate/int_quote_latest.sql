@@ -39,15 +39,30 @@ observations as not materialized (
     -- Every observation that counts (incremental: only those of the options found again whole,
     -- and the new files').
     select o.*, coalesce(f.state, 'current') as file_state, o.observed_at_basis != 'landed_at' as is_dated
+    {%- if is_incremental() %}
+    from (
+        -- Three narrow reads, one per reason, each row in the first that takes it, rather than one
+        -- OR over every observation: DuckDB narrows each scan by the few sources, options or files
+        -- named (0.8 -> 0.1 s at SCALE=default, the same rows). NOT IN, not NOT EXISTS (15 s here):
+        -- neither side is ever null (source names; offer_option_id is an md5).
+        select * from {{ ref('stg_quote_observations') }} as o
+        where o.source_name in {{ offer_history_changed_sources() }}
+        union all
+        select * from {{ ref('stg_quote_observations') }} as o
+        where o.offer_option_id in (select offer_option_id from recomputed_options)
+            and o.source_name not in {{ offer_history_changed_sources() }}
+        union all
+        select * from {{ ref('stg_quote_observations') }} as o
+        where {{ file_is_added('o') }}
+            and o.source_name not in {{ offer_history_changed_sources() }}
+            and o.offer_option_id not in (select offer_option_id from recomputed_options)
+    ) as o
+    {%- else %}
     from {{ ref('stg_quote_observations') }} as o
+    {%- endif %}
     left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
     where coalesce(f.state, 'current') != 'withdrawn'
-    {%- if is_incremental() %}
-        and (o.source_name in {{ offer_history_changed_sources() }}
-            or o.offer_option_id in (select offer_option_id from recomputed_options)
-            or {{ file_is_added('o') }})
-    {%- endif %}
 ),
 
 candidates as not materialized (

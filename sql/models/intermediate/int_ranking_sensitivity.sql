@@ -10,6 +10,10 @@
 -- depends_on: {{ ref('int_workloads') }} {{ ref('int_shape_measured_throughputs') }}
 -- depends_on: {{ ref('int_shape_estimated_throughputs') }} {{ ref('int_compat_checks') }}
 -- depends_on: {{ ref('int_latest_validations') }} {{ ref('int_utilisation_scenarios') }} {{ ref('stg_conventions') }}
+{% if inputs_unchanged(inputs) -%}
+-- Its inputs are as they were: its rows stay, this build adds none.
+select * from {{ this }} where false
+{%- else %}
 with costs as (
     -- The configurations rankings ranks, with every cost line (workload_costs is these rows).
     select * from ({{ workload_cost_lines_now() }})
@@ -108,3 +112,4 @@ final as (
 )
 
 select * from final
+{%- endif %}

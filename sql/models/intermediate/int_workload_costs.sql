@@ -19,7 +19,7 @@ with cost_lines as (
     -- The cost lines as of this refresh (their clock columns and status joined on), of the options
     -- this build costs: every option in a full build, the new and changed ones in an incremental one.
     select c.*, s.quote_age_days, s.clock_state_hash
-    from ({{ workload_cost_lines_now() }}) as c
+    from ({{ workload_cost_lines_now(options_not_costed_yet()) }}) as c
     join ({{ option_clock_states() }}) as s using (offer_option_id)
     where c.utilisation_scenario = 'declared' and {{ costed_option_is_new('c') }}
 ),
