@@ -164,6 +164,14 @@
     {%- endif -%}
 {%- endmacro %}
 
+{# What int_shape_measured_throughputs reads (its pre-hook and its rows' inputs_hash). #}
+{% macro shape_throughput_inputs() -%}
+    {{ return([
+        "select * from " ~ ref('int_shape_configurations'),
+        "select * from " ~ ref('int_workload_throughput'),
+    ]) }}
+{%- endmacro %}
+
 {# What int_workload_closest_runs reads (its pre-hook and its rows' inputs_hash). #}
 {% macro closest_runs_inputs() -%}
     {{ return([

@@ -4,7 +4,7 @@
 -- is memory-bandwidth bound — on the GPU model with the nearest memory bandwidth, scaled by it.
 -- Same columns as int_shape_measured_throughputs, and the basis of the estimate in words.
 with shapes as (
-    select * from {{ ref('int_shape_measured_throughputs') }}
+    select * exclude (inputs_hash) from {{ ref('int_shape_measured_throughputs') }}
 ),
 
 measured as (

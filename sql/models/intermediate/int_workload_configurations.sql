@@ -26,7 +26,7 @@ offers_now as (
 
 shape_throughputs as (
     -- One measured row per shape (its throughput may be null), plus an estimate row where one exists.
-    select *, 'measured' as throughput_source, null::varchar as estimate_basis
+    select * exclude (inputs_hash), 'measured' as throughput_source, null::varchar as estimate_basis
     from {{ ref('int_shape_measured_throughputs') }}
     union all by name
     select *, 'estimate' as throughput_source from {{ ref('int_shape_estimated_throughputs') }}
