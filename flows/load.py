@@ -7,7 +7,6 @@ no longer staged (docs/production.md, "Incremental refresh").
 import csv
 import hashlib
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import duckdb
@@ -213,8 +212,9 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
                  + [{"source_name": s, "file_sha256": f, "change": "removed"} for s, f in removed]
                  + [{"source_name": s, "file_sha256": None, "change": "source"} for s in sorted(changed)],
                  FILE_CHANGES_SCHEMA)
-    _frame_table(con, "ingest_manifest", [{k: v for k, v in asdict(o).items() if k in MANIFEST_SCHEMA}
-                                          for o in outcomes], MANIFEST_SCHEMA)
+    # getattr, not asdict: asdict deep-copies every field of thousands of outcomes (0.2-0.4 s a refresh).
+    _frame_table(con, "ingest_manifest", [{k: getattr(o, k) for k in MANIFEST_SCHEMA} for o in outcomes],
+                 MANIFEST_SCHEMA)
     _frame_table(con, "file_versions", [{k: r[k] for k in FILE_VERSIONS_SCHEMA} for r in file_versions],
                  FILE_VERSIONS_SCHEMA)
     con.execute("create or replace table raw.workloads as select * from read_parquet(?)", [str(workloads_parquet)])

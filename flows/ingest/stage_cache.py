@@ -8,18 +8,20 @@ An entry is used only when it proves itself: its outcome names the file hash its
 from, and every Parquet file still has the sha256 recorded when it was stored — read again unless
 the file still has the size, times and inode it had then (a rewrite changes its ctime, which
 cannot be set back; re-reading every entry's Parquet made each refresh read the whole staged
-history). Anything else (a mixed-up, half-written or tampered entry) is removed and the file
+history; one read again and found unchanged, e.g. in a cache restored from a backup, gets its new
+stamp recorded). Anything else (a mixed-up, half-written or tampered entry) is removed and the file
 staged again, never published.
 """
 import hashlib
 import json
 import os
 import shutil
+import time
 import uuid
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from flows.ingest.land import LandedFile, file_stamp, sha256_of
+from flows.ingest.land import SETTLED_NS, LandedFile, file_stamp, sha256_of
 from flows.ingest.stage import FileOutcome
 from provider_eval.paths import PROJECT_ROOT, REFERENCE_DIR
 
@@ -70,7 +72,10 @@ def lookup(cache_dir: Path, key: str, file_sha256: str, problems: list | None = 
         if outcome.file_sha256 != file_sha256:
             problem = f"outcome of file {outcome.file_sha256[:12]} stored under a key of file {file_sha256[:12]}"
         else:
-            problem = _check_parquet(entry, outcome, hashes, stamps)
+            restamped = {}
+            problem = _check_parquet(entry, outcome, hashes, stamps, restamped)
+            if problem is None and restamped:
+                _restamp(entry, {**record, "parquet_sha256": hashes, "parquet_stamp": {**stamps, **restamped}})
     if problem is not None:
         if problems is not None:
             problems.append(f"staged-cache entry {key[:12]}: {problem}; staged again")
@@ -91,22 +96,38 @@ def _names(outcome: FileOutcome) -> list[str]:
     return [Path(p).name for p in paths if p is not None]
 
 
-def _check_parquet(entry: Path, outcome: FileOutcome, hashes: dict, stamps: dict) -> str | None:
+def _check_parquet(entry: Path, outcome: FileOutcome, hashes: dict, stamps: dict, restamped: dict) -> str | None:
     """Why the entry's Parquet files are not the ones stored (missing, extra or changed), or None.
 
-    A file whose stamp (size, times, inode) is the one recorded when it was stored is not read again."""
+    A file whose stamp (size, times, inode) is the one recorded when it was stored is not read again;
+    one read again and found unchanged gets its new stamp in `restamped` (when it has settled)."""
     names = _names(outcome)
     if sorted(names) != sorted(hashes):
         return "its Parquet files do not match its outcome"
     for name in names:
         try:
-            if stamps.get(name) == file_stamp(entry / name):
+            stamp = file_stamp(entry / name)
+            if stamps.get(name) == stamp:
                 continue
             if sha256_of(entry / name) != hashes[name]:
                 return f"{name} changed since it was stored (sha256 mismatch)"
+            if time.time_ns() - max(stamp[1], stamp[2]) > SETTLED_NS and file_stamp(entry / name) == stamp:
+                restamped[name] = stamp
         except OSError:
             return f"{name} is missing"
     return None
+
+
+def _restamp(entry: Path, record: dict) -> None:
+    """Record the stamps of Parquet files hashed again and found unchanged (a cache copied or restored
+    from a backup gets new inodes and change times): otherwise every later refresh would hash them again,
+    reading the whole staged history. Best effort: a failed write only means hashing them next time."""
+    tmp = entry / f".{OUTCOME}.{uuid.uuid4().hex}"
+    try:
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(tmp, entry / OUTCOME)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def store(cache_dir: Path, key: str, file_sha256: str, outcome: FileOutcome) -> FileOutcome:

@@ -49,12 +49,14 @@ RANKED_COSTS = ["cost_per_unit_usd", "total_cost_usd", "hours_billed"]
 
 def _ranked_frame_sql(table: str, extra_columns: str = "") -> str:
     """A ranked table's frame: the columns its expectations read (decimals as doubles: pandas compares
-    them; evidence ids as a count). Reading a column into pandas costs as much as checking it."""
+    them; whether any evidence id is there). Reading a column into pandas costs as much as checking it."""
     return f"""
             select workload_id, rank, {extra_columns}
                    cost_per_unit_usd::double as cost_per_unit_usd, total_cost_usd::double as total_cost_usd,
                    hours_billed::double as hours_billed,
-                   coalesce(len(list_filter(benchmark_run_ids, lambda x: coalesce(x, '') != '')), 0) as evidence_run_ids
+                   -- Some id not null and not empty: the largest non-null id is not ''. (A lambda counting
+                   -- them took 0.55 s over 20M ids at SCALE=default, this 0.35 s.)
+                   coalesce(list_max(benchmark_run_ids), '') != '' as has_evidence_run
             from {table}"""
 
 
@@ -63,7 +65,7 @@ def _ranked_expectations() -> list:
     return [
         *[gxe.ExpectColumnValuesToNotBeNull(column=c) for c in RANKED_COSTS],
         *[_positive_finite(c) for c in RANKED_COSTS],
-        gxe.ExpectColumnValuesToBeBetween(column="evidence_run_ids", min_value=1),
+        gxe.ExpectColumnValuesToBeInSet(column="has_evidence_run", value_set=[True]),
         gxe.ExpectCompoundColumnsToBeUnique(column_list=["workload_id", "rank"]),
     ]
 

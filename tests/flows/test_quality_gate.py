@@ -152,11 +152,13 @@ def test_lost_rows_fail_the_row_count(published, tmp_path):
     assert f"expected {accepted}, observed {accepted - 1}" in failures[0].line()
 
 
-def test_ranked_row_without_evidence_fails(published, tmp_path):
-    build = _tampered_copy(published, tmp_path, "update intermediate.int_workload_ranks set benchmark_run_ids = [] "
+# No id, an empty id, only null and empty ids: none of them is evidence.
+@pytest.mark.parametrize("run_ids", ["[]", "['']", "[NULL, '']::varchar[]"])
+def test_ranked_row_without_evidence_fails(published, tmp_path, run_ids):
+    build = _tampered_copy(published, tmp_path, f"update intermediate.int_workload_ranks set benchmark_run_ids = {run_ids} "
                            "where status = 'ranked' and rank = 1 and workload_id = 'seed-000-same-task'")
     failures = _failures(build, tmp_path)
-    assert [(f.column, f.unexpected_rows) for f in failures] == [("evidence_run_ids", 1)]
+    assert [(f.column, f.unexpected_rows) for f in failures] == [("has_evidence_run", 1)]
 
 
 def test_estimates_must_be_labelled_costed_and_based(published, tmp_path):

@@ -134,6 +134,31 @@ def test_an_untouched_entry_is_used_without_reading_its_parquet_again(tmp_path, 
     assert read == []
 
 
+def test_a_copied_cache_is_hashed_once_then_trusted_again(tmp_path, monkeypatch):
+    """A cache copied or restored from a backup has new inodes and change times: its Parquet is read
+    once, found unchanged and its new stamps recorded, so later refreshes do not read it all again."""
+    import shutil
+
+    a, outcome = _staged(tmp_path)
+    key = stage_cache.cache_key(a, "quote-csv", {}, "code")
+    stage_cache.store(tmp_path / "cache", key, a.file_sha256, outcome)
+    shutil.copytree(tmp_path / "cache", tmp_path / "copied")
+    monkeypatch.setattr(stage_cache, "SETTLED_NS", 0)  # the copies are older than that already
+    real, read = stage_cache.sha256_of, []
+    monkeypatch.setattr(stage_cache, "sha256_of", lambda path: read.append(path) or real(path))
+    first = stage_cache.lookup(tmp_path / "copied", key, a.file_sha256)
+    assert first is not None and len(read) == 2  # the accepted rows and the quarantine, hashed again
+    read.clear()
+    assert stage_cache.lookup(tmp_path / "copied", key, a.file_sha256) == first
+    assert read == []
+    # Trusting the new stamps does not trust new bytes: a rewrite changes them again and is caught.
+    pl.read_parquet(first.accepted_parquet).with_columns(pl.lit("-1").alias("setup_fee")).write_parquet(
+        first.accepted_parquet)
+    problems = []
+    assert stage_cache.lookup(tmp_path / "copied", key, a.file_sha256, problems) is None
+    assert "sha256 mismatch" in problems[0]
+
+
 def test_a_tampered_outcome_record_is_rejected(tmp_path):
     a, outcome = _staged(tmp_path)
     key = stage_cache.cache_key(a, "quote-csv", {}, "code")
