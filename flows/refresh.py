@@ -134,7 +134,9 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
 @task
 def publish(build_path: str, published: str) -> dict:
     """Swap the checked build in as the published warehouse; return public table row counts."""
-    warehouse.publish(Path(build_path), Path(published))
+    # The replaced file is removed in the background, linked in the build folder meanwhile (the
+    # next refresh's sweep removes it if this process dies first).
+    warehouse.publish(Path(build_path), Path(published), retired_dir=Path(published).parent / ".build")
     with warehouse.connect_published(Path(published)) as con:
         return {t: con.execute(f'select count(*) from "{t}"').fetchone()[0] for t in PUBLIC_TABLES}
 
@@ -143,7 +145,10 @@ def _sweep_builds(builds: Path, warehouse_name: str) -> None:
     """Remove this warehouse's build folders a killed refresh left behind (hold the writer lock)."""
     if builds.is_dir():
         for leftover in builds.glob(f"{warehouse_name}.*"):
-            shutil.rmtree(leftover, ignore_errors=True)
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:  # a replaced warehouse whose removal a killed refresh cut short (warehouse.publish)
+                leftover.unlink(missing_ok=True)
 
 
 def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, sql_dir: Path,

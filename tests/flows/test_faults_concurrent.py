@@ -123,5 +123,6 @@ def test_sweep_removes_only_this_warehouses_builds(tmp_path):
     (builds / "provider_eval.duckdb.dead").mkdir(parents=True)
     (builds / "provider_eval.duckdb.dead" / "warehouse.duckdb").write_text("x")
     (builds / "other.duckdb.busy").mkdir()
+    (builds / "provider_eval.duckdb.retired-0f").write_text("a replaced warehouse a killed refresh left")
     _sweep_builds(builds, "provider_eval.duckdb")
     assert [p.name for p in builds.iterdir()] == ["other.duckdb.busy"]

@@ -85,3 +85,25 @@ def test_a_broken_sql_model_fails_with_its_file_name(tmp_path):
     assert state.is_failed()
     assert "models/marts/rankings.sql" in state.message
     assert not warehouse.exists()
+
+
+def test_the_replaced_warehouse_is_removed_in_the_background_and_a_reader_keeps_it(tmp_path):
+    """publish links the replaced file into the build folder, renames, and unlinks it on a thread:
+    readers of the old file keep their snapshot, the new one is published, nothing is left behind."""
+    from provider_eval import warehouse
+
+    published, build = tmp_path / "w.duckdb", tmp_path / "build.duckdb"
+    for path, value in ((published, "old"), (build, "new")):
+        with duckdb.connect(str(path)) as con:
+            con.execute(f"create table t as select '{value}' as v")
+    reader = duckdb.connect(str(published), read_only=True)
+    remover = warehouse.publish(build, published, retired_dir=tmp_path / ".build")
+    remover.join()
+    assert not build.exists() and list((tmp_path / ".build").iterdir()) == []
+    assert reader.execute("select v from t").fetchall() == [("old",)]
+    reader.close()  # (DuckDB shares one instance per path in a process: closed before opening the new file)
+    assert query(published, "select v from t") == [("new",)]
+    # Nothing published before: nothing to retire, no thread.
+    with duckdb.connect(str(build)) as con:
+        con.execute("create table t as select 'first' as v")
+    assert warehouse.publish(build, tmp_path / "fresh.duckdb", retired_dir=tmp_path / ".build") is None

@@ -161,6 +161,18 @@ def test_check_blocks_a_ranking_that_cites_a_run_that_does_not_match():
     assert con.execute(check).fetchall() == [("chat", "o", "slow")]
 
 
+def test_check_blocks_a_ranking_without_evidence_or_with_a_stale_cost():
+    check = sql_compiled.compiled_checks(SQL_DIR)["assert_rankings_have_evidence"]
+    con = build(workloads=[chat()], offers=[offer("o")], bench_runs=[run("fast")])
+    assert con.execute(check).fetchall() == []
+    con.execute("update workload_costs set is_stale = true")
+    assert [r[:2] for r in con.execute(check).fetchall()] == [("chat", "o")]
+    con.execute("update workload_costs set is_stale = false")
+    for no_evidence in ("[]", "null"):
+        con.execute(f"update rankings set benchmark_run_ids = {no_evidence}")
+        assert [r[:2] for r in con.execute(check).fetchall()] == [("chat", "o")]
+
+
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(ceiling=st.floats(0.5, 10_000, allow_nan=False), latency=st.none() | st.floats(0, 20_000, allow_nan=False),
        engine=st.sampled_from([None, "vllm", "sglang"]))
