@@ -142,7 +142,7 @@ def publish(build_path: str, published: str) -> dict:
 
 
 def _sweep_builds(builds: Path, warehouse_name: str) -> None:
-    """Remove this warehouse's build folders a killed refresh left behind (hold the writer lock)."""
+    """Remove this warehouse's build folders and retired files a killed refresh left behind (hold the writer lock)."""
     if builds.is_dir():
         for leftover in builds.glob(f"{warehouse_name}.*"):
             if leftover.is_dir() and not leftover.is_symlink():
