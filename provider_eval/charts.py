@@ -3,6 +3,8 @@ import altair as alt
 import pandas as pd
 import vl_convert as vlc
 
+from provider_eval import chart_cache
+
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 WIDTH = 560
 
@@ -10,8 +12,12 @@ WIDTH = 560
 def to_svg(chart: alt.TopLevelMixin) -> str:
     """Render a chart to an SVG element (no script, no web font, no network)."""
     spec = chart.configure(font=FONT).configure_view(stroke=None).to_json()
+    return chart_cache.svg(spec, _render)
+
+
+def _render(spec: str) -> str:
+    """vl-convert's SVG of a Vega-Lite spec, without the XML prolog (it sits inline in HTML)."""
     svg = vlc.vegalite_to_svg(spec)
-    # Drop the XML prolog so the SVG can sit inline in HTML.
     return svg[svg.index("<svg"):]
 
 

@@ -16,6 +16,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+from provider_eval import user_cache
+
 # Packages whose classes a pickled manifest is made of: another version of any of them parses anew.
 _PICKLED_WITH = ("dbt-core", "dbt-duckdb", "dbt-adapters", "dbt-common", "dbt-semantic-interfaces", "mashumaro")
 _IN_MEMORY: dict[str, bytes] = {}
@@ -34,11 +36,8 @@ def tree_hash(sql_dir: Path) -> str:
 
 
 def cache_root() -> Path:
-    """Where dbt's manifests are kept (PROVIDER_EVAL_CACHE_DIR, else the user's cache folder)."""
-    from provider_eval.settings import get_settings
-
-    base = get_settings("cache_dir").cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "provider-eval"
-    return Path(base).expanduser() / "dbt-manifests"
+    """Where dbt's manifests are kept (in the user's provider-eval cache folder)."""
+    return user_cache.root() / "dbt-manifests"
 
 
 def parse_key(sql_dir: Path, catalog: str, schema: str) -> str:
