@@ -2,7 +2,8 @@
 
 The staged tables (raw.quote_observations, …, filled file by file) are changed when load_staged
 moved rows in them (its `tables_changed`). Every other raw/ref table is rebuilt whole by each load
-and is compared here: a content hash of the copy before loading against the one after.
+and is compared here: a content hash of the copy before loading against the one after. Two of them
+change every refresh, the clock and the files' reads: `settled` asks whether they decide anything new.
 """
 import duckdb
 
@@ -39,3 +40,22 @@ def changed_inputs(before: dict[str, tuple], after: dict[str, tuple], staged_cha
     load_staged moved rows in, every other one whose hash differs (or that is new or gone)."""
     rebuilt = {t for t in before.keys() | after.keys() if before.get(t) != after.get(t)}
     return ((rebuilt - _STAGED) | {f"raw.{t}" for t in staged_changed}) - NOT_AN_INPUT
+
+
+def settled(con: duckdb.DuckDBPyConnection, changed: set[str]) -> tuple[set[str], bool]:
+    """The changed inputs less the clock when it changes no kept row, and whether the reads flag no option.
+
+    raw.refresh (the clock) and raw.file_versions (each file's reads and last-seen time) change every
+    refresh; what they decide (quote flags and ages, is_not_listed) is stored in the tables an
+    incremental build keeps. The view intermediate.int_refresh_moves compares those rows with what
+    this refresh's clock and reads say. When new quotes were loaded, their models run anyway and
+    read both: the view is not asked.
+    """
+    if "raw.quote_observations" in changed or not changed & {"raw.refresh", "raw.file_versions"}:
+        return changed, False
+    try:
+        clock_moves, reads_move = con.execute(
+            "select clock_moves, reads_move from intermediate.int_refresh_moves").fetchone()
+    except duckdb.CatalogException:  # a copy without the view (dropped by hand): both count as moved
+        return changed, False
+    return (changed if clock_moves else changed - {"raw.refresh"}), not reads_move

@@ -99,10 +99,13 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
                              fingerprint=fingerprint)
         changed = (input_changes.changed_inputs(before, input_changes.content_hashes(con), loaded["tables_changed"])
                    if incremental else None)
-    get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d source(s) with changed file states%s",
+        # The clock and the reads move every refresh; what they alone reach runs only if they change a row.
+        changed, reads_settled = input_changes.settled(con, changed) if incremental else (None, False)
+    get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d source(s) with changed file states%s%s",
                           "incremental" if incremental else "full", loaded["files_added"],
                           loaded["files_removed"], loaded["sources_changed"],
-                          f"; changed inputs: {', '.join(sorted(changed))}" if incremental else "")
+                          f"; changed inputs: {', '.join(sorted(changed)) or 'none'}" if incremental else "",
+                          "; this refresh's reads flag no unlisted offer" if reads_settled else "")
     log = get_run_logger()
     finished = 0
 
@@ -118,7 +121,8 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
     # <build file>.tmp. Both are inside build_dir, removed with it.
     built = sql_layer.build(build_path, Path(sql_dir), Path(build_dir) / "dbt", warehouse.BUILD_MEMORY_LIMIT,
                             None, target_dir=Path(dbt_target_dir) if dbt_target_dir else None,
-                            on_node=node_done, full_refresh=not incremental, changed_inputs=changed)
+                            on_node=node_done, full_refresh=not incremental, changed_inputs=changed,
+                            reads_settled=reads_settled)
     if built.problem:
         return str(build_path), built.problem
     # Only a full build's manifest: an incremental one compiled the incremental branches, which

@@ -209,20 +209,25 @@ def describe_failures(nodes: list[NodeResult]) -> str | None:
 # raw.file_versions itself changes every refresh (each read moves last_seen_at and reads), so
 # without this every benchmark model would run after a quotes-only scrape.
 _FILE_STATE_FILTERS = frozenset({"int_current_benchmark_runs", "benchmark_requests", "offer_history"})
+# Models that also read the versions' read counts (is_not_listed): skipped, like the filters above,
+# when intermediate.int_refresh_moves says this refresh's reads flag no option (reads_settled).
+_READ_COUNTERS = frozenset({"int_quote_latest"})
 
 
-def selection(manifest, changed: set[str]) -> list[str]:
+def selection(manifest, changed: set[str], reads_settled: bool = False) -> list[str]:
     """dbt --select terms for what the changed raw/ref tables ("raw.workloads", …) reach: their
-    descendants, whose data tests dbt's (default, eager) indirect selection adds."""
+    descendants, whose data tests dbt's (default, eager) indirect selection adds. Empty: nothing to build.
+
+    reads_settled: the reads this refresh added flag no option (flows/input_changes.py)."""
     terms = sorted(f"source:{t}+" for t in changed - {"raw.file_versions"})
     if "raw.file_versions" in changed:
-        terms += _file_version_terms(manifest)
-    # Never empty (an empty --select is an error): the clock's descendants, which run every refresh.
-    return terms or ["source:raw.refresh+"]
+        terms += _file_version_terms(manifest, _READ_COUNTERS if reads_settled else frozenset())
+    return terms
 
 
-def _file_version_terms(manifest) -> list[str]:
-    """raw.file_versions' descendants, less those that read only file states (_FILE_STATE_FILTERS)."""
+def _file_version_terms(manifest, settled: frozenset[str]) -> list[str]:
+    """raw.file_versions' descendants, less those that read only file states (_FILE_STATE_FILTERS)
+    and the read counters this refresh's reads do not move (settled)."""
     models = [n for n in manifest.nodes.values() if n.resource_type == "model"]
 
     def readers(node_id: str) -> list:
@@ -231,18 +236,20 @@ def _file_version_terms(manifest) -> list[str]:
     source = next(s for s in manifest.sources.values() if (s.source_name, s.name) == ("raw", "file_versions"))
     terms = ["source:raw.file_versions"]  # its own tests
     # Any reader other than the expected chain (stg_file_versions → int_file_states) runs with
-    # everything below it, as does a reader of the chain outside _FILE_STATE_FILTERS.
+    # everything below it, as does a reader of the chain outside the filters and the settled ones.
     for stg in readers(source.unique_id):
         if stg.name != "stg_file_versions":
             terms.append(f"{stg.name}+")
             continue
         terms.append(stg.name)
         for reader in readers(stg.unique_id):
+            if reader.name in settled:
+                continue
             if reader.name != "int_file_states":
                 terms.append(f"{reader.name}+")
                 continue
             terms.append(reader.name)
-            terms += [f"{r.name}+" for r in readers(reader.unique_id) if r.name not in _FILE_STATE_FILTERS]
+            terms += [f"{r.name}+" for r in readers(reader.unique_id) if r.name not in _FILE_STATE_FILTERS | settled]
     return list(dict.fromkeys(terms))  # a model reading both steps is named once
 
 
@@ -260,18 +267,24 @@ BUILD_THREADS = 2
 
 def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spill_dir: Path | None = None,
           on_node: Callable[[NodeResult], None] | None = None, target_dir: Path | None = None,
-          full_refresh: bool = False, changed_inputs: set[str] | None = None) -> BuildResult:
+          full_refresh: bool = False, changed_inputs: set[str] | None = None,
+          reads_settled: bool = False) -> BuildResult:
     """`dbt build` (models, then the data tests on them) on database; every node's outcome, named.
 
     full_refresh: incremental models are rebuilt whole (dbt --full-refresh), not appended to.
-    changed_inputs: only what these raw/ref tables reach is built (selection()); None: everything."""
+    changed_inputs: only what these raw/ref tables reach is built (selection()); None: everything.
+    reads_settled: this refresh's reads flag no option (selection())."""
     with progress.span("sql_models") as detail:  # the span carries every node's outcome and seconds
         write_profile(work_dir, database, memory_limit, spill_dir, threads=BUILD_THREADS)
         manifest = parsed(sql_dir, work_dir, database, target_dir)
         # No manifest.json or run_results.json (~0.5 s to write): the compiled manifest is kept below,
         # once per version of sql/, for check-fit.
         base = ["--exclude-resource-type", "unit_test", "--no-write-json"] + (["--full-refresh"] if full_refresh else [])
-        extra = base if changed_inputs is None else [*base, "--select", *selection(manifest, changed_inputs)]
+        terms = None if changed_inputs is None else selection(manifest, changed_inputs, reads_settled)
+        if terms == []:  # no changed input reaches any model: every table stays as copied
+            detail["nodes"] = []
+            return BuildResult([], None, _materialized_models(manifest))
+        extra = base if terms is None else [*base, "--select", *terms]
         # No log file either (~0.3 CPU-s): every node's outcome comes back through on_node and the
         # results, and the build folder with its logs is removed after the refresh anyway.
         result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir, manifest, file_log="none")

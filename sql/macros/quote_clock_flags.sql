@@ -15,6 +15,13 @@
     coalesce(observed_at < {{ refreshed_at }} - to_days(max_quote_age_days), false)
 {%- endmacro %}
 
+{# A row whose stored flags are not what the clock at refreshed_at says. #}
+{% macro quote_clock_flags_differ(refreshed_at) -%}
+    (is_expired <> {{ quote_is_expired(refreshed_at) }}
+        or is_not_yet_valid <> {{ quote_is_not_yet_valid(refreshed_at) }}
+        or is_too_old <> {{ quote_is_too_old(refreshed_at) }})
+{%- endmacro %}
+
 {# Post-hook of stg_quote_observations and int_quote_latest: the kept rows' flags as of this refresh
    (only rows whose flag changed are written). A no-op statement on a full build, which computed
    them all. #}
@@ -25,9 +32,7 @@
         is_expired = {{ quote_is_expired(now) }},
         is_not_yet_valid = {{ quote_is_not_yet_valid(now) }},
         is_too_old = {{ quote_is_too_old(now) }}
-    where is_expired <> {{ quote_is_expired(now) }}
-        or is_not_yet_valid <> {{ quote_is_not_yet_valid(now) }}
-        or is_too_old <> {{ quote_is_too_old(now) }}
+    where {{ quote_clock_flags_differ(now) }}
     {%- else -%}
     select 1
     {%- endif -%}
