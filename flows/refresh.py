@@ -16,7 +16,7 @@ from flows.task_runners import make_task_runner
 from flows import input_changes
 from flows.load import build_fingerprint, can_load_incrementally, load_reference, load_staged
 from flows.load_validations import validation_sources
-from flows.quality.gate import quality_gate
+from flows.quality.gate import quality_gate, unchanged_since_passed
 from flows.stage_inputs import ingest
 from provider_eval import progress, sql_compiled, sql_layer, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed
@@ -78,14 +78,15 @@ def _start_from_published(published: Path, build_path: Path, fingerprint: str) -
 @task
 def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, sql_dir: str, now: str,
           file_versions: list[dict] = (), dbt_target_dir: str | None = None, published: str | None = None,
-          full: bool = False) -> tuple[str, str | None]:
+          full: bool = False) -> tuple[str, str | None, bool]:
     """Load the inputs (the workloads as run_refresh read them) into the warehouse being built, build
     the SQL models and run the checks.
 
     The build starts from a copy of the published warehouse (published) and loads only what changed,
     unless full or the copy cannot serve (docs/production.md): then it starts from an empty file.
-    Returns (build path, problem): expected failures come back as text, not exceptions, so the
-    flow can fail cleanly without a traceback in the logs.
+    Returns (build path, problem, gated_unchanged): expected failures come back as text, not
+    exceptions, so the flow can fail cleanly without a traceback in the logs; gated_unchanged:
+    nothing the quality gate validates can differ from the published warehouse (gate.unchanged_since_passed).
     """
     build_path = Path(build_dir) / "warehouse.duckdb"
     fingerprint = build_fingerprint(Path(sql_dir))
@@ -124,7 +125,7 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
                             on_node=node_done, full_refresh=not incremental, changed_inputs=changed,
                             reads_settled=reads_settled)
     if built.problem:
-        return str(build_path), built.problem
+        return str(build_path), built.problem, False
     # Only a full build's manifest: an incremental one compiled the incremental branches, which
     # read the build's own tables and would not run where check-fit runs the compiled SQL.
     if dbt_target_dir and not incremental:
@@ -132,7 +133,7 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
     log.info("built %d SQL models (%d kept unchanged: no changed input reaches them) and passed %d checks "
              "in %.1f s (slowest: %s)", len(built.models), built.kept, len(built.nodes) - len(built.models),
              sum(n.seconds for n in built.nodes), sql_layer.slowest(built.models))
-    return str(build_path), None
+    return str(build_path), None, incremental and unchanged_since_passed(changed, reads_settled, loaded["sources_changed"])
 
 
 @task
@@ -186,14 +187,19 @@ def run_refresh(sources_file: Path, workloads_file: Path, warehouse_file: Path, 
             progress.stage("load + SQL models + checks")
             # quote: Prefect would otherwise visit every outcome and version row looking for futures
             # to resolve (thousands of dataclasses and dicts: 1.5-3 s of every refresh at SCALE=default).
-            build_path, problem = build(quote(outcomes), str(build_dir / "workloads.parquet"), str(build_dir),
+            build_path, problem, gated_unchanged = build(quote(outcomes), str(build_dir / "workloads.parquet"), str(build_dir),
                                         str(sql_dir), now,
                                         quote(versions.version_rows(lifecycle, {s.name for s in sources})),
                                         str(root / ".dbt" / warehouse_file.name), str(warehouse_file), full)
             if problem:
                 raise RefreshFailed(f"{problem}\nNothing was published; the previous warehouse stays published.")
             progress.stage("quality gate")
-            quality_gate(build_path, str(root / "data_docs"))
+            data_docs = root / "data_docs"
+            if gated_unchanged and (data_docs / "index.html").is_file():
+                log.info("quality gate: nothing it validates changed since the published warehouse passed it "
+                         "(only the files' reads and last-seen times moved); Data Docs kept: %s", data_docs / "index.html")
+            else:
+                quality_gate(build_path, str(data_docs))
             progress.stage("publish")
             table_rows = publish(build_path, str(warehouse_file))
             # Reads count once the refresh published: a failed build re-run must not count them twice.

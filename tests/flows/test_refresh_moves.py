@@ -8,7 +8,7 @@ import shutil
 import duckdb
 import pytest
 
-from provider_eval import sql_layer
+from provider_eval import progress, sql_layer
 from provider_eval.paths import DEFAULT_WORKLOADS, SQL_DIR
 from tests.conftest import write_sources
 from tests.flows.test_incremental_refresh import QUOTES, _refresh
@@ -104,6 +104,17 @@ def test_settled_reads_skip_the_read_counters_and_nothing_builds_nothing(tmp_pat
     assert sql_layer.selection(manifest, set()) == []
 
 
+def _gated(refresh_once) -> bool:
+    """Whether refresh_once() ran the quality gate."""
+    spans = []
+    stop = progress.listen_spans(lambda s: spans.append(s) if s.name == "quality_gate" else None)
+    try:
+        refresh_once()
+    finally:
+        stop()
+    return bool(spans)
+
+
 @pytest.fixture(scope="module")
 def refreshed(tmp_path_factory):
     """One quotes source refreshed three times: once, again with nothing new, and again after one stored
@@ -115,12 +126,15 @@ def refreshed(tmp_path_factory):
                                     "path": "quotes/*.csv", "defaults": {"currency": "USD"}}])
     warehouse = root / "wh" / "w.duckdb"
     out = {"first": _models_built(lambda: _refresh(warehouse, sources))}
-    out["nothing_new"] = _models_built(lambda: _refresh(warehouse, sources))
+    docs = warehouse.parent / "data_docs" / "index.html"
+    docs_before = docs.stat().st_mtime_ns
+    out["nothing_new"] = _models_built(lambda: out.update(nothing_new_gated=_gated(lambda: _refresh(warehouse, sources))))
+    out["docs_kept"] = docs.stat().st_mtime_ns == docs_before
     out["nothing_new_vs_full"] = _equals_full_rebuild(warehouse, sources, DEFAULT_WORKLOADS)
     flagged = "offer_option_id = (select min(offer_option_id) from staging.stg_quote_observations)"
     with duckdb.connect(str(warehouse)) as con:
         con.execute(f"update staging.stg_quote_observations set is_expired = not is_expired where {flagged}")
-    out["clock"] = _models_built(lambda: _refresh(warehouse, sources))
+    out["clock"] = _models_built(lambda: out.update(clock_gated=_gated(lambda: _refresh(warehouse, sources))))
     with duckdb.connect(str(warehouse), read_only=True) as con:
         out["expired_after"] = con.execute(
             f"select is_expired from staging.stg_quote_observations where {flagged}").fetchall()
@@ -131,13 +145,25 @@ def refreshed(tmp_path_factory):
 def test_a_refresh_with_nothing_new_builds_only_the_file_version_models(refreshed):
     assert FILE_VERSION_MODELS < refreshed["first"]
     assert refreshed["nothing_new"] == FILE_VERSION_MODELS
+    # Nothing the quality gate validates changed: the published warehouse's passed gate stands.
+    assert not refreshed["nothing_new_gated"] and refreshed["docs_kept"]
     differences = refreshed["nothing_new_vs_full"]
     assert differences and all(d == (0, 0) for d in differences.values()), differences
 
 
 def test_a_flag_the_clock_decides_otherwise_rebuilds_what_the_clock_reaches(refreshed):
+    assert refreshed["clock_gated"]
     assert {"stg_quote_observations", "int_quote_latest", "int_offers", "offers", "int_workload_costs",
             "int_workload_ranks"} <= refreshed["clock"]
     assert refreshed["expired_after"] == [(False,)] * len(refreshed["expired_after"]) != []
     differences = refreshed["clock_vs_full"]
     assert differences and all(d == (0, 0) for d in differences.values()), differences
+
+
+def test_the_gate_reads_nothing_a_refresh_with_nothing_new_rebuilds():
+    """gate.unchanged_since_passed holds only while the suites read no read count, last-seen time or
+    the models only those feed; of int_file_states, only its states."""
+    source = (SQL_DIR.parent / "flows" / "quality" / "suites.py").read_text(encoding="utf-8")
+    assert not re.findall(r"stg_file_versions|input_files|int_refresh_moves|last_seen_at|\breads\b|file_versions", source)
+    assert re.findall(r"int_file_states as (\w+)", source) == ["f"]
+    assert set(re.findall(r"\bf\.(\w+)", source)) == {"source_name", "file_sha256", "state"}
