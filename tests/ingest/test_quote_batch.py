@@ -6,7 +6,7 @@ import pytest
 
 from bench.synthetic import Scale, generate
 from flows.ingest import stage
-from flows.ingest.adapters import row_rules
+from flows.ingest.adapters import fields, row_rules
 from tests.batch_equivalence import assert_together_equals_alone, landed_batch
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -79,3 +79,19 @@ def test_rules_on_distinct_values_equal_row_by_row(monkeypatch):
     good_d, bad_d = row_rules.apply_rules(frame, rules)
     assert good.equals(good_d) and bad.equals(bad_d)
     assert good.height + bad.height == frame.height and bad.height > 0 and good.height > 0
+
+
+TIMES = ["2026-01-15T10:00:00Z", "2026-01-15T10:00:00+08:00", "2026-01-15 10:00:00.250+0800", "2026-01-15T10:00",
+         "2026-01-15T10:00+01:00", "yesterday+01:00", "", None, "2026-02-30T00:00:00Z", "2026-01-15T10:00:00.5-05:30"]
+
+
+@pytest.mark.parametrize("column", [TIMES, TIMES * 50 + ["2026-01-15T10:00:00Z"] * 1_000], ids=["distinct", "repeated"])
+def test_timestamps_parsed_once_per_distinct_text_equal_every_row_parsed(column):
+    """as_utc_timestamp parses each distinct text once (or every row, when most are distinct): same values either way."""
+    frame = pl.DataFrame({"raw_observed_at": column})
+    got = frame.select(fields.as_utc_timestamp(pl.col("raw_observed_at")).alias("at"),
+                       fields._parse_utc(pl.col("raw_observed_at")).alias("each"))
+    assert got["at"].dtype == pl.Datetime("us", "UTC")
+    assert got["at"].eq_missing(got["each"]).all() and got["at"].null_count() < got.height
+    # A literal (a source default) broadcasts like any other expression.
+    assert frame.select(fields.as_utc_timestamp(pl.lit("2026-01-15T10:00:00Z")).alias("at"))["at"].n_unique() == 1

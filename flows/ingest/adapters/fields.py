@@ -96,13 +96,32 @@ TIMESTAMP_FORMATS = [f"%Y-%m-%d{sep}%H:%M{secs}{zone}" for sep in ("T", " ") for
                      for zone in ("%:z", "%z")]
 
 
-def as_utc_timestamp(expr: pl.Expr) -> pl.Expr:
-    """ISO-8601 text with an explicit offset or Z → UTC timestamp; naive or malformed → null."""
+UTC_TIMESTAMP = pl.Datetime("us", "UTC")
+
+
+def _parse_utc(expr: pl.Expr) -> pl.Expr:
+    """as_utc_timestamp evaluated on every row: each of TIMESTAMP_FORMATS tried (coalesce runs them all)."""
     has_zone = expr.str.contains(r"(Z|[+-]\d{2}:?\d{2})$")
     text = expr.str.replace(r"Z$", "+00:00")
     parsed = pl.coalesce([text.str.to_datetime(fmt, time_zone="UTC", strict=False, time_unit="us")
                           for fmt in TIMESTAMP_FORMATS])
     return pl.when(has_zone).then(parsed).otherwise(None)
+
+
+def _parse_utc_distinct(s: pl.Series) -> pl.Series:
+    """_parse_utc of a column, each distinct text parsed once (unless most are distinct)."""
+    distinct = s.unique()
+    if distinct.len() * 2 > s.len():
+        return s.to_frame("text").select(_parse_utc(pl.col("text"))).to_series()
+    parsed = distinct.to_frame("text").with_columns(_parse_utc(pl.col("text")).alias("at"))
+    return s.to_frame("text").join(parsed, on="text", how="left", nulls_equal=True, maintain_order="left")["at"]
+
+
+def as_utc_timestamp(expr: pl.Expr) -> pl.Expr:
+    """ISO-8601 text with an explicit offset or Z → UTC timestamp; naive or malformed → null."""
+    # Timestamps repeat: a scrape stamps its rows alike, a file's arrival time is one value per file.
+    # Trying eight formats on every row was half of a quote batch's canonical step (1.1 µs a row).
+    return expr.cast(pl.String).map_batches(_parse_utc_distinct, return_dtype=UTC_TIMESTAMP, is_elementwise=True)
 
 
 def as_date(expr: pl.Expr) -> pl.Expr:
