@@ -26,7 +26,7 @@ def _refresh_here(gen: dict, published: str, full: bool) -> RefreshOutcome:
     from provider_eval import gc_pause
 
     with gc_pause.importing():  # as provider_eval/cli/refresh.py imports
-        from flows.task_runners import start_ephemeral_api
+        from flows.ephemeral_api import start_ephemeral_api
 
         api_started = start_ephemeral_api()  # comes up while the flow's modules import, as in the CLI
         from flows.refresh import refresh

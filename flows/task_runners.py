@@ -1,8 +1,6 @@
 """Choose where the refresh's parallel tasks run: threads here, or a Dask / Ray cluster."""
 import logging
 import os
-import threading
-from typing import Callable
 
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -38,35 +36,6 @@ def share_ephemeral_api_with_workers() -> None:
     server = SubprocessASGIServer()
     server.start()
     os.environ["PREFECT_API_URL"] = server.api_url
-
-
-def start_ephemeral_api() -> Callable[[], None]:
-    """Start Prefect's temporary API server now, in the background; returns a wait-until-it-is-up.
-
-    With no PREFECT_API_URL, a flow's first API call starts a temporary server (a process of its own
-    that takes seconds to come up, more in a new Prefect home, which migrates its database first)
-    and waits for it. Started before the flow's modules are imported, it comes up while this
-    process imports them (great-expectations, dbt: seconds of their own); the flow's client then
-    reuses this instance. A server that does not come up is left to the flow's own start, which
-    reports it as before.
-    """
-    from prefect.settings import PREFECT_API_URL
-
-    if PREFECT_API_URL.value():
-        return lambda: None
-    from prefect.server.api.server import SubprocessASGIServer
-
-    server = SubprocessASGIServer()
-
-    def start() -> None:
-        try:
-            server.start()
-        except Exception:  # noqa: BLE001 - the flow's client starts it again and reports why it cannot
-            server.stop()  # a server that timed out may still be running: not left behind
-
-    starting = threading.Thread(target=start, name="prefect-api-start", daemon=True)
-    starting.start()
-    return starting.join
 
 
 def make_task_runner(name: str = "threads", address: str | None = None, workers: int | None = None):

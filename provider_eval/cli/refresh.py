@@ -36,11 +36,12 @@ def refresh(
     from provider_eval import gc_pause
 
     with gc_pause.importing():  # ~1 s of cyclic collections over what these imports create
-        from flows.task_runners import make_task_runner, start_ephemeral_api
+        from flows.ephemeral_api import start_ephemeral_api
 
         # Prefect's temporary server comes up (its own process) while the flow's modules and dbt import.
         api_started = start_ephemeral_api()
         from flows.refresh import refresh as refresh_flow
+        from flows.task_runners import make_task_runner
         from provider_eval import progress, sql_layer
 
         sql_layer.import_dbt()

@@ -1,23 +1,75 @@
-"""The refresh command starts Prefect's temporary API server early (flows/task_runners.start_ephemeral_api)."""
+"""The refresh command starts Prefect's temporary API server first thing (flows/ephemeral_api.py).
+
+Each case runs in a fresh Python process, as the command does: Prefect reads its settings once,
+and the pytest process already has them.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def _run(code: str, env: dict | None = None) -> dict:
+    """Run code in a fresh interpreter (repository on the path); it prints one JSON object."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                          env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _listening(url: str) -> bool:
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    with socket.socket() as s:
+        return s.connect_ex((host, int(port))) == 0
+
+
+def test_the_flow_client_uses_the_server_started_early_and_it_stops_at_exit():
+    """Once the wait returns the server is up, the flow's client talks to it, Prefect's server code
+    was never imported here, and the server is gone when the process exits."""
+    got = _run("""
+import json, sys
+from flows.ephemeral_api import start_ephemeral_api
+start_ephemeral_api()()
 from prefect.client.orchestration import get_client
-from prefect.server.api.server import SubprocessASGIServer
-
-from flows.task_runners import start_ephemeral_api
-
-
-def test_the_flow_client_uses_the_server_started_early():
-    """Once the wait returns, the server is up and a flow's client talks to that same server."""
-    start_ephemeral_api()()
-    server = SubprocessASGIServer()
-    assert server.running and server.server_process is not None and server.server_process.poll() is None
-    with get_client(sync_client=True) as client:
-        assert str(client.api_url).rstrip("/") == server.api_url
-        assert client.api_healthcheck() is None  # None: healthy
+with get_client(sync_client=True) as client:
+    print(json.dumps({"url": str(client.api_url).rstrip("/"), "healthy": client.api_healthcheck() is None,
+                      "server_code_here": "prefect.server.api.server" in sys.modules}))
+""")
+    assert got["url"].startswith("http://127.0.0.1:") and got["url"].endswith("/api")
+    assert got["healthy"] and not got["server_code_here"]
+    assert not _listening(got["url"])
 
 
-def test_nothing_is_started_when_an_api_is_configured(monkeypatch):
-    """With PREFECT_API_URL set the flow talks to that API: no temporary server is started."""
-    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
-    before = dict(SubprocessASGIServer._instances)
-    assert start_ephemeral_api()() is None
-    assert SubprocessASGIServer._instances == before
+def test_nothing_is_started_when_an_api_is_configured():
+    """With PREFECT_API_URL set the flow talks to that API: no server process is started."""
+    got = _run("""
+import json, os, subprocess
+def refuse(*args, **kwargs):
+    raise AssertionError("a server was started")
+subprocess.Popen = refuse
+from flows.ephemeral_api import start_ephemeral_api
+start_ephemeral_api()()
+from prefect.settings import PREFECT_API_URL
+print(json.dumps({"url": PREFECT_API_URL.value()}))
+""", {"PREFECT_API_URL": "http://127.0.0.1:9/api"})
+    assert got["url"] == "http://127.0.0.1:9/api"
+
+
+def test_a_server_that_cannot_start_leaves_the_settings_as_they_were():
+    """Its port taken, the server exits; the wait stops waiting, and no API stays configured (the
+    flow's client then starts Prefect's own temporary server, as without this early start)."""
+    got = _run("""
+import json, os, socket
+from flows import ephemeral_api
+taken = socket.socket()
+taken.bind(("127.0.0.1", 0))
+ephemeral_api._free_port = lambda: taken.getsockname()[1]
+ephemeral_api.start_ephemeral_api()()
+from prefect.settings import PREFECT_API_URL
+print(json.dumps({"url": PREFECT_API_URL.value(), "env": os.environ.get("PREFECT_API_URL")}))
+""")
+    assert got == {"url": None, "env": None}
