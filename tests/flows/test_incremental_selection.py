@@ -27,15 +27,20 @@ NOT_REACHED_BY_QUOTES = {
 }
 
 
-def _models_built(refresh_once) -> set[str]:
-    """The names of the models the SQL build of refresh_once() ran (its sql_models span)."""
+def spans_of(name: str, run) -> list:
+    """The progress spans called name that run() announced."""
     spans = []
-    stop = progress.listen_spans(lambda s: spans.append(s) if s.name == "sql_models" else None)
+    stop = progress.listen_spans(lambda s: spans.append(s) if s.name == name else None)
     try:
-        refresh_once()
+        run()
     finally:
         stop()
-    (span,) = spans
+    return spans
+
+
+def _models_built(refresh_once) -> set[str]:
+    """The names of the models the SQL build of refresh_once() ran (its sql_models span)."""
+    (span,) = spans_of("sql_models", refresh_once)
     return {n.name for n in span.detail["nodes"] if n.resource_type == "model"}
 
 

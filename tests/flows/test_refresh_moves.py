@@ -8,11 +8,11 @@ import shutil
 import duckdb
 import pytest
 
-from provider_eval import progress, sql_layer
+from provider_eval import sql_layer
 from provider_eval.paths import DEFAULT_WORKLOADS, SQL_DIR
 from tests.conftest import write_sources
 from tests.flows.test_incremental_refresh import QUOTES, _refresh
-from tests.flows.test_incremental_selection import _equals_full_rebuild, _models_built
+from tests.flows.test_incremental_selection import _equals_full_rebuild, _models_built, spans_of
 
 FILE_VERSION_MODELS = {"stg_file_versions", "int_file_states", "input_files", "int_refresh_moves"}
 
@@ -106,13 +106,7 @@ def test_settled_reads_skip_the_read_counters_and_nothing_builds_nothing(tmp_pat
 
 def _gated(refresh_once) -> bool:
     """Whether refresh_once() ran the quality gate."""
-    spans = []
-    stop = progress.listen_spans(lambda s: spans.append(s) if s.name == "quality_gate" else None)
-    try:
-        refresh_once()
-    finally:
-        stop()
-    return bool(spans)
+    return bool(spans_of("quality_gate", refresh_once))
 
 
 @pytest.fixture(scope="module")
