@@ -14,9 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _run(code: str, env: dict | None = None) -> dict:
-    """Run code in a fresh interpreter (repository on the path); it prints one JSON object."""
+    """Run code in a fresh interpreter (repository on the path) with no API configured unless env
+    says so (an earlier test in this process may have set one); it prints one JSON object."""
+    inherited = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180,
-                          env={**os.environ, **(env or {})})
+                          env={**inherited, **(env or {})})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
