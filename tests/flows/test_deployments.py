@@ -160,7 +160,10 @@ def test_two_concurrent_deployment_runs_leave_one_consistent_warehouse(prefect_s
 
 def test_dask_task_runner_gives_the_same_tables_as_threads(tmp_path, monkeypatch, sample_warehouse):
     # The Dask runner hands the in-process API's URL to its workers via PREFECT_API_URL; undo after.
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    # setenv first: delenv of an absent variable records nothing to undo, and the URL set during the
+    # test would outlive it in this worker process.
+    monkeypatch.setenv("PREFECT_API_URL", "")
+    monkeypatch.delenv("PREFECT_API_URL")
     from flows.refresh import refresh
     from flows.task_runners import make_task_runner
 
