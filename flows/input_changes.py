@@ -9,10 +9,11 @@ import duckdb
 
 from flows.load import STAGED_TABLES
 
-# Not an input that changes results: it names what this build changed for the incremental models,
-# which filter their own table's rows by it. A model whose table did not change would find none of
-# its rows named there (its staged table counts as changed otherwise), so its run is a no-op.
-NOT_AN_INPUT = {"raw.file_changes"}
+# Not inputs that change results: they name what this build changed (and which build it is) for the
+# incremental models, which filter their own table's rows by them. A model whose table did not change
+# would find none of its rows named there (its staged table counts as changed otherwise), so its run
+# is a no-op.
+NOT_AN_INPUT = {"raw.file_changes", "raw.build"}
 _STAGED = {f"raw.{t}" for t in STAGED_TABLES}
 
 

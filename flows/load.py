@@ -75,7 +75,7 @@ def can_load_incrementally(con: duckdb.DuckDBPyConnection, fingerprint: str) -> 
     """Whether this warehouse (a copy of the published one) was built by this code from this reference data."""
     tables = {r[0] for r in con.execute(
         "select table_name from information_schema.tables where table_schema = 'raw'").fetchall()}
-    if not {"loaded_files", "build_fingerprint", *STAGED_TABLES} <= tables:
+    if not {"loaded_files", "build_fingerprint", "build", *STAGED_TABLES} <= tables:
         return False
     row = con.execute("select fingerprint from raw.build_fingerprint").fetchall()
     return row == [(fingerprint,)]
@@ -219,6 +219,11 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
                  FILE_VERSIONS_SCHEMA)
     con.execute("create or replace table raw.workloads as select * from read_parquet(?)", [str(workloads_parquet)])
     con.execute("create or replace table raw.refresh as select ?::timestamptz as refreshed_at", [refreshed_at])
+    # Which build of this warehouse this is (1 for a full one): the history models stamp the rows they
+    # append with it, so a later model finds this build's rows by a number that only grows, and
+    # DuckDB's zone maps skip every older row group (the file hashes that name them are random).
+    previous = con.execute("select build_number from raw.build").fetchone()[0] if incremental else 0
+    con.execute("create or replace table raw.build as select ?::bigint as build_number", [previous + 1])
     # Which code and reference data built this warehouse (can_load_incrementally reads it).
     con.execute("create or replace table raw.build_fingerprint as select ?::varchar as fingerprint", [fingerprint])
     return {"files_added": len(added), "files_removed": len(removed), "sources_changed": len(changed),

@@ -40,26 +40,28 @@
     {%- endif -%}
 {%- endmacro %}
 
-{# offer_history's content groups (source × observation_hash) a new file's observations fall in. #}
-{% macro offer_history_added_groups() -%}
-    select distinct o.source_name, o.observation_hash
-    from {{ ref('stg_quote_observations') }} as o
-    where {{ file_is_added('o') }}
+{# Rows of stg_quote_observations this build appended (those of the files it added): stamped with
+   raw.build's number, so DuckDB reads only the newest row groups. True for every row of a full build. #}
+{% macro quote_rows_added(alias) -%}
+    {%- if is_incremental() -%}
+    {{ alias }}.loaded_in_build = (select build_number from {{ source('raw', 'build') }})
+    {%- else -%}
+    true
+    {%- endif -%}
 {%- endmacro %}
 
-{# The sources offer_history recomputes whole: one of their files was removed or changed state. #}
+{# The sources offer_history and int_quote_latest recompute whole: one of their files was removed
+   or changed state. #}
 {% macro offer_history_changed_sources() -%}
     (select source_name from {{ source('raw', 'file_changes') }} where change in ('removed', 'source'))
 {%- endmacro %}
 
-{% macro delete_offer_history_changed_groups() -%}
+{# Pre-hook of offer_history and int_quote_latest: delete the rows of the sources they recompute
+   whole (their select finds them again; those gone for good stay deleted). A no-op statement on a
+   full build. #}
+{% macro delete_changed_sources() -%}
     {%- if is_incremental() -%}
-    delete from {{ this }} as t
-    where t.source_name in (select source_name from {{ offer_history_changed_sources() }})
-        or exists (
-            select 1 from ({{ offer_history_added_groups() }}) as g
-            where g.source_name = t.source_name and g.observation_hash = t.observation_hash
-        )
+    delete from {{ this }} where source_name in {{ offer_history_changed_sources() }}
     {%- else -%}
     select 1
     {%- endif -%}

@@ -5,16 +5,17 @@
 -- Options seen only in withdrawn files are no longer current (offer_history keeps them). Among the
 -- observations that count, a dated one (observed_at_basis other than landed_at) always wins over an
 -- undated one, however recent the undated file landed: its observed_at is only when it arrived.
--- Incremental (macros/quote_latest_incremental.sql): the latest observation is the best one under
+-- Incremental (macros/incremental_files.sql): the latest observation is the best one under
 -- one total order that a file only added cannot change for the observations already there, so a
 -- build from the published warehouse compares each option's stored latest with the new files'
 -- observations only. What any other change can move is found again from every observation: the
 -- options of a source that lost a file or whose file states changed (their rows are deleted first),
 -- and the options no current file lists (is_not_listed counts reads, which any read may change).
 {{ config(materialized='incremental', incremental_strategy='delete+insert', unique_key='offer_option_id',
-          pre_hook="{{ delete_quote_latest_of_changed_sources() }}",
+          pre_hook="{{ delete_changed_sources() }}",
           post_hook="{{ refresh_quote_clock_flags() }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
+-- depends_on: {{ source('raw', 'build') }}
 
 with
 {%- if is_incremental() %}
@@ -53,7 +54,7 @@ observations as not materialized (
             and o.source_name not in {{ offer_history_changed_sources() }}
         union all
         select * from {{ ref('stg_quote_observations') }} as o
-        where {{ file_is_added('o') }}
+        where {{ quote_rows_added('o') }}
             and o.source_name not in {{ offer_history_changed_sources() }}
             and o.offer_option_id not in (select offer_option_id from recomputed_options)
     ) as o
@@ -153,7 +154,8 @@ unlisted as (
 
 final as (
     select
-        l.* exclude (file_state, is_listed_now),
+        -- loaded_in_build names the build that loaded the observation: bookkeeping, not a fact of the quote.
+        l.* exclude (file_state, is_listed_now, loaded_in_build),
         coalesce(r.reads_without >= 2, false) as is_not_listed
     from latest as l
     left join unlisted as r using (offer_option_id)

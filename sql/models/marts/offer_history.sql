@@ -3,29 +3,59 @@
 -- last_observed_at and counts in times_observed. superseded_by: the content hash of the file
 -- version that replaced the latest file carrying this observation at its path (null while a
 -- current file still carries it; docs/inputs.md).
--- Incremental (macros/incremental_files.sql): each row depends on every observation of the same
--- content, so a build from the published warehouse recomputes whole content groups: those the new
--- files' observations fall in, and every group of a source that lost a file or whose file states
--- changed (offer_history_changed_groups).
-{{ config(materialized='incremental', incremental_strategy='append',
-          pre_hook="{{ delete_offer_history_changed_groups() }}") }}
+-- Incremental (macros/incremental_files.sql), per content group (source × observation_hash): a
+-- build from the published warehouse recomputes every group of a source that lost a file or whose
+-- file states changed from all its observations (its rows are deleted first), and merges each other
+-- group a new file's observations fall in with its stored row: the first observation is the first
+-- of the stored one and the new ones, last_observed_at the latest, times_observed their sum, and
+-- superseded_by null (a current file carries it). A new observation whose file is already not
+-- current (two versions of a new path in one refresh) has its group found again from every
+-- observation instead. dbt's delete+insert then replaces those groups' rows.
+{{ config(materialized='incremental', incremental_strategy='delete+insert',
+          unique_key=['source_name', 'observation_hash'],
+          pre_hook="{{ delete_changed_sources() }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
+-- depends_on: {{ source('raw', 'build') }}
 
-with observations as {{ 'materialized' if is_incremental() else 'not materialized' }} (
-    -- A full build does not materialize: each step below reads only the columns it needs (a
-    -- materialized copy of every wide row spilled to disk under the build's memory limit; make bench,
-    -- docs/benchmark.md). An incremental one does: its few groups' rows are found once, not by each
-    -- of the three steps scanning the whole history again (1.85 -> 0.54 s at SCALE=default).
+with
+{%- if is_incremental() %}
+added as materialized (
+    -- This build's observations (the newest row groups of stg_quote_observations) outside the
+    -- sources recomputed whole.
+    select o.*, f.state as file_state, f.superseded_by as file_superseded_by
+    from {{ ref('stg_quote_observations') }} as o
+    left join {{ ref('int_file_states') }} as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
+    where {{ quote_rows_added('o') }}
+        and o.source_name not in {{ offer_history_changed_sources() }}
+),
+
+regrouped as (
+    -- Groups a new observation of a file that is not current falls in: recomputed whole (rare).
+    select distinct source_name, observation_hash
+    from added
+    where coalesce(file_state, 'current') != 'current'
+),
+{%- endif %}
+
+observations as not materialized (
+    -- Not materialized: each step below reads only the columns it needs (a materialized copy of
+    -- every wide row spilled to disk under the build's memory limit; make bench, docs/benchmark.md).
+    -- Incremental: only the groups recomputed whole, by two narrow reads (the sources, the groups),
+    -- each of which DuckDB skips when nothing names one.
     select o.*, f.state as file_state, f.superseded_by as file_superseded_by
     from {{ ref('stg_quote_observations') }} as o
     left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
     {% if is_incremental() -%}
-    where o.source_name in (select source_name from {{ offer_history_changed_sources() }})
-        or exists (
-            select 1 from ({{ offer_history_added_groups() }}) as g
-            where g.source_name = o.source_name and g.observation_hash = o.observation_hash
-        )
+    where o.source_name in {{ offer_history_changed_sources() }}
+    union all
+    select o.*, f.state as file_state, f.superseded_by as file_superseded_by
+    from {{ ref('stg_quote_observations') }} as o
+    semi join regrouped as g
+        on g.source_name = o.source_name and g.observation_hash = o.observation_hash
+    left join {{ ref('int_file_states') }} as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
     {%- endif %}
 ),
 
@@ -85,6 +115,50 @@ distinct_observations as (
     select * from distinct_repeated
 ),
 
+{%- if is_incremental() %}
+
+merge_candidates as (
+    -- Each merged group's stored row (its first observation so far) and its new observations, each
+    -- a group of one.
+    select t.* exclude (superseded_by)
+    from {{ this }} as t
+    semi join added as a
+        on a.source_name = t.source_name and a.observation_hash = t.observation_hash
+    where not exists (
+        select 1 from regrouped as g
+        where g.source_name = t.source_name and g.observation_hash = t.observation_hash
+    )
+    union all by name
+    select a.* exclude (file_state, file_superseded_by), a.observed_at as last_observed_at, 1::bigint as times_observed
+    from added as a
+    where not exists (
+        select 1 from regrouped as g
+        where g.source_name = a.source_name and g.observation_hash = a.observation_hash
+    )
+),
+
+merged as (
+    select
+        * replace (
+            max(last_observed_at) over same_content as last_observed_at,
+            sum(times_observed) over same_content::bigint as times_observed
+        ),
+        null::varchar as superseded_by
+    from merge_candidates
+    window same_content as (partition by source_name, observation_hash)
+    qualify row_number() over (
+        partition by source_name, observation_hash
+        order by observed_at, file_sha256, row_number
+    ) = 1
+),
+
+distinct_or_merged as (
+    select * from distinct_observations
+    union all by name
+    select * from merged
+),
+{%- endif %}
+
 final as (
     select
         offer_id, provider, gpu_model, gpu_name_raw, gpus_per_node, billing_model,
@@ -96,7 +170,7 @@ final as (
         tier, commitment_term_hours, vram_bytes_stated, observed_at_stated,
         last_observed_at, times_observed, observation_hash,
         quote_status, requested_on, superseded_by
-    from distinct_observations
+    from {{ 'distinct_or_merged' if is_incremental() else 'distinct_observations' }}
 )
 
 select * from final

@@ -3,8 +3,9 @@
 -- offer option gets its one key (offer_option_id, and cross_source_option_id across sources),
 -- which every later model joins on.
 -- Incremental (macros/incremental_files.sql): a build from the published warehouse converts only
--- the observations of new files; the three flags that age with the refresh's clock are brought up
--- to date on every row afterwards (refresh_quote_clock_flags).
+-- the observations of new files (stamped with the build's number, loaded_in_build); the three flags
+-- that age with the refresh's clock are brought up to date on every row afterwards
+-- (refresh_quote_clock_flags).
 {{ config(materialized='incremental', incremental_strategy='append',
           pre_hook="{{ delete_changed_files(by_source=false) }}",
           post_hook="{{ refresh_quote_clock_flags() }}") }}
@@ -106,7 +107,10 @@ final as (
         -- The same option in every source that lists it (provider × GPU model × GPUs per node × billing
         -- option): the cost model costs it once, from the source that observed it last.
         md5(to_json([provider, gpu_model, gpus_per_node::varchar, billing_model, tier, commitment_term_hours::varchar]))
-            as cross_source_option_id
+            as cross_source_option_id,
+        -- The build that loaded the row: an incremental model finds this build's rows by it (it only
+        -- grows, so older row groups are skipped unread), not by their files' random hashes.
+        (select build_number from {{ source('raw', 'build') }}) as loaded_in_build
     from converted
 )
 
