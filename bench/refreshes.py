@@ -67,6 +67,14 @@ def timed_refresh(gen: dict, published: Path, what: str, full: bool = False) -> 
     return outcome
 
 
+def _refreshed_on(warehouse_file: Path):
+    """The UTC day of the clock the warehouse's last refresh ran with."""
+    import duckdb
+
+    with duckdb.connect(str(warehouse_file), read_only=True) as con:
+        return con.execute("select (refreshed_at at time zone 'UTC')::date from raw.refresh").fetchone()[0]
+
+
 def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float) -> dict:
     """One new scrape file refreshed incrementally, then again with nothing new, then the same inputs
     rebuilt from nothing; same rows?"""
@@ -79,7 +87,11 @@ def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float
     again_clock, incremental_s = again.clock, again.seconds
     # A scheduled refresh that finds nothing new: only the reads and the clock moved
     # (docs/production.md, step 6). Its warehouse is the one compared with the full rebuild below.
+    clock_day_before = _refreshed_on(published)
     idle = timed_refresh(gen, published, "refresh with nothing new")
+    # A UTC midnight between the two refreshes moves every quote's age by a day: the clock then
+    # reaches every cost model, as it should, and the count of models run says nothing about the reads.
+    crossed_utc_day = _refreshed_on(published) != clock_day_before
     # The same final inputs rebuilt from nothing (`refresh --full`; staging cached as above): the
     # anchor the incremental refresh is measured against.
     incremental_copy = work / "incremental.duckdb"
@@ -106,6 +118,7 @@ def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float
         "unchanged_refresh_seconds": round(idle.seconds, 3),
         "unchanged_stages_seconds": {k: v["seconds"] for k, v in idle.clock.report(1).items()},
         "unchanged_models_run": len(idle.clock.model_seconds),
+        "unchanged_refresh_crossed_utc_day": crossed_utc_day,
         "full_rebuild_seconds": round(full_s, 3),
         "full_rebuild_stages_seconds": {k: v["seconds"] for k, v in full_clock.report(1).items()},
         "incremental_ratio_vs_full": round(incremental_s / full_s, 3),

@@ -29,7 +29,9 @@ def print_table(r: dict) -> None:
           f"(`refresh --full`, staging cached) {r['full_rebuild_seconds']:.1f}s; public tables "
           + ("identical" if not r["incremental_vs_full_differences"] else f"DIFFER: {r['incremental_vs_full_differences']}"))
     print(f"refresh with nothing new (only the reads and the clock moved): {r['unchanged_refresh_seconds']:.1f}s, "
-          f"{r['unchanged_models_run']} SQL models run")
+          f"{r['unchanged_models_run']} SQL models run"
+          + (" (a UTC midnight fell between the two refreshes: every quote aged a day)"
+             if r.get("unchanged_refresh_crossed_utc_day") else ""))
     print(f"\nbench {r['scale']}: {r['rows_offers']:,} offer rows, {r['rows_requests']:,} request rows, refresh {r['refresh_seconds']:.1f}s, "
           f"ingest {r['ingest_ratio_vs_duckdb_plain']}x plain DuckDB read_csv (CPU {r['ingest_cpu_ratio_vs_duckdb_plain']}x), "
           f"{r['ingest_ratio_vs_duckdb']}x union_by_name (CPU {r['ingest_cpu_ratio_vs_duckdb']}x), "
