@@ -13,7 +13,7 @@ from flows.ingest.stage import FileOutcome
 from flows.refresh import refresh
 from provider_eval.paths import DATA_DIR, DEFAULT_WORKLOADS, SQL_DIR
 from tests.benchmark_files import detailed_vllm_result, write_json
-from tests.conftest import write_sources
+from tests.conftest import on_one_utc_day, write_sources
 
 SAMPLES = DATA_DIR / "samples"
 QUOTES = (SAMPLES / "quotes" / "seed_000_example.csv").read_text(encoding="utf-8")
@@ -55,6 +55,11 @@ def _changes(warehouse):
 @pytest.fixture(scope="module")
 def sequence(tmp_path_factory):
     """Refreshes of one warehouse, each after one kind of change, then one full refresh of the end state."""
+    return on_one_utc_day(lambda: _sequence(tmp_path_factory))
+
+
+def _sequence(tmp_path_factory):
+    """The fixture's refreshes, in a folder of their own."""
     root = tmp_path_factory.mktemp("incremental")
     (root / "quotes").mkdir()
     (root / "quotes" / "a.csv").write_text(QUOTES, encoding="utf-8")

@@ -11,7 +11,7 @@ from flows.input_changes import changed_inputs, content_hashes
 from provider_eval import progress, sql_layer
 from provider_eval.paths import DATA_DIR, DEFAULT_WORKLOADS, SQL_DIR
 from tests.benchmark_files import detailed_vllm_result, write_json
-from tests.conftest import write_sources
+from tests.conftest import on_one_utc_day, write_sources
 from tests.flows.test_incremental_refresh import SECOND, _refresh
 
 SAMPLES = DATA_DIR / "samples"
@@ -55,6 +55,11 @@ def _equals_full_rebuild(warehouse, sources, workloads) -> dict:
 @pytest.fixture(scope="module")
 def changes(tmp_path_factory):
     """One warehouse refreshed after a quotes-only scrape, a workloads change and a run file change."""
+    return on_one_utc_day(lambda: _refresh_after_changes(tmp_path_factory))
+
+
+def _refresh_after_changes(tmp_path_factory):
+    """The fixture's refreshes, in a folder of their own."""
     root = tmp_path_factory.mktemp("selection")
     (root / "quotes").mkdir()
     (root / "quotes" / "a.csv").write_text(QUOTES, encoding="utf-8")

@@ -10,7 +10,7 @@ import pytest
 
 from provider_eval import sql_layer
 from provider_eval.paths import DEFAULT_WORKLOADS, SQL_DIR
-from tests.conftest import write_sources
+from tests.conftest import on_one_utc_day, write_sources
 from tests.flows.test_incremental_refresh import QUOTES, _refresh
 from tests.flows.test_incremental_selection import _equals_full_rebuild, _models_built, spans_of
 
@@ -113,6 +113,11 @@ def _gated(refresh_once) -> bool:
 def refreshed(tmp_path_factory):
     """One quotes source refreshed three times: once, again with nothing new, and again after one stored
     quote flag was set to what the clock does not say (as a clock that crossed a boundary would find it)."""
+    return on_one_utc_day(lambda: _refreshed(tmp_path_factory))
+
+
+def _refreshed(tmp_path_factory):
+    """The fixture's refreshes, in a folder of their own."""
     root = tmp_path_factory.mktemp("moves")
     (root / "quotes").mkdir()
     (root / "quotes" / "a.csv").write_text(QUOTES, encoding="utf-8")
