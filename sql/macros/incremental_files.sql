@@ -66,3 +66,13 @@
     select 1
     {%- endif -%}
 {%- endmacro %}
+
+
+{# offer_history's one row of a content group: its first observation. The full build and the
+   incremental merge must pick the same row, so both order by this. #}
+{% macro first_observation_of_content() -%}
+    row_number() over (
+        partition by source_name, observation_hash
+        order by observed_at, file_sha256, row_number
+    ) = 1
+{%- endmacro %}

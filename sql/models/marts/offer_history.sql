@@ -103,10 +103,7 @@ distinct_repeated as (
             then arg_max(file_superseded_by, observed_at) over same_content end as superseded_by
     from repeated_observations
     window same_content as (partition by source_name, observation_hash)
-    qualify row_number() over (
-        partition by source_name, observation_hash
-        order by observed_at, file_sha256, row_number
-    ) = 1
+    qualify {{ first_observation_of_content() }}
 ),
 
 distinct_observations as (
@@ -161,10 +158,7 @@ merged as (
         null::varchar as superseded_by
     from merge_candidates
     window same_content as (partition by source_name, observation_hash)
-    qualify row_number() over (
-        partition by source_name, observation_hash
-        order by observed_at, file_sha256, row_number
-    ) = 1
+    qualify {{ first_observation_of_content() }}
 ),
 
 distinct_or_merged as (
