@@ -1,8 +1,8 @@
 -- One row per distinct observation of an offer × billing option: every price ever seen, with when
 -- and where. The same content delivered again (another file, re-serialised) adds no row: it moves
 -- last_observed_at and counts in times_observed. superseded_by: the content hash of the file
--- version that replaced the latest file carrying this observation at its path (null while a
--- current file still carries it; docs/inputs.md).
+-- version that replaced the latest file carrying this observation at its path (of two that state
+-- the same time, the one seen last; null while a current file still carries it; docs/inputs.md).
 -- Incremental (macros/incremental_files.sql), per content group (source × observation_hash): a
 -- build from the published warehouse recomputes every group of a source that lost a file or whose
 -- file states changed from all its observations (its rows are deleted first), and merges each other
@@ -22,7 +22,7 @@ with
 added as materialized (
     -- This build's observations (the newest row groups of stg_quote_observations) outside the
     -- sources recomputed whole.
-    select o.*, f.state as file_state, f.superseded_by as file_superseded_by
+    select o.*, f.state as file_state, f.superseded_by as file_superseded_by, f.last_seen_at as file_last_seen_at
     from {{ ref('stg_quote_observations') }} as o
     left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
@@ -43,14 +43,14 @@ observations as not materialized (
     -- every wide row spilled to disk under the build's memory limit; make bench, docs/benchmark.md).
     -- Incremental: only the groups recomputed whole, by two narrow reads (the sources, the groups),
     -- each of which DuckDB skips when nothing names one.
-    select o.*, f.state as file_state, f.superseded_by as file_superseded_by
+    select o.*, f.state as file_state, f.superseded_by as file_superseded_by, f.last_seen_at as file_last_seen_at
     from {{ ref('stg_quote_observations') }} as o
     left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
     {% if is_incremental() -%}
     where o.source_name in {{ offer_history_changed_sources() }}
     union all
-    select o.*, f.state as file_state, f.superseded_by as file_superseded_by
+    select o.*, f.state as file_state, f.superseded_by as file_superseded_by, f.last_seen_at as file_last_seen_at
     from {{ ref('stg_quote_observations') }} as o
     semi join regrouped as g
         on g.source_name = o.source_name and g.observation_hash = o.observation_hash
@@ -99,8 +99,15 @@ distinct_repeated as (
         *,
         max(observed_at) over same_content as last_observed_at,
         count(*) over same_content as times_observed,
+        -- The latest observation's file; on a tie (the same content, stated at the same time, in
+        -- two files) the file seen last, then the larger hash: never the order rows were stored in,
+        -- which differs between an incremental and a full build.
         case when not bool_or(coalesce(file_state, 'current') = 'current') over same_content
-            then arg_max(file_superseded_by, observed_at) over same_content end as superseded_by
+            then arg_max(file_superseded_by, {
+                'observed_at': observed_at,
+                'file_last_seen_at': coalesce(file_last_seen_at, '-infinity'::timestamptz),
+                'file_sha256': file_sha256}) filter (where observed_at is not null) over same_content
+            end as superseded_by
     from repeated_observations
     window same_content as (partition by source_name, observation_hash)
     qualify {{ first_observation_of_content() }}
@@ -143,7 +150,7 @@ merge_candidates as (
     )
     {%- endif %}
     union all by name
-    select a.* exclude (file_state, file_superseded_by), a.observed_at as last_observed_at, 1::bigint as times_observed
+    select a.* exclude (file_state, file_superseded_by, file_last_seen_at), a.observed_at as last_observed_at, 1::bigint as times_observed
     from added as a
     semi join merged_groups as g
         on g.source_name = a.source_name and g.observation_hash = a.observation_hash
