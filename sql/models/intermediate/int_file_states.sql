@@ -20,7 +20,10 @@ final as (
             when bool_or(p.is_present) then 'superseded'
             else 'withdrawn'
         end as state,
-        case when not bool_or(v.state = 'current') then arg_max(v.superseded_by, v.last_seen_at) end
+        -- The latest version's successor; of two paths whose versions were last seen in the same
+        -- read, the larger path: never the order the versions were stored in.
+        case when not bool_or(v.state = 'current') then arg_max(v.superseded_by, {
+            'last_seen_at': v.last_seen_at, 'original_path': v.original_path, 'version': v.version}) end
             as superseded_by,
         min(v.first_seen_at) as first_seen_at,
         max(v.last_seen_at) as last_seen_at
