@@ -14,7 +14,7 @@ deviations as (
     select
         c.gpu_model, c.billing_model, c.centre, r.option_id, abs(r.ln_usd - c.centre) as dev,
         row_number() over (partition by c.gpu_model, c.billing_model, c.centre
-            order by abs(r.ln_usd - c.centre)) as rk
+            order by abs(r.ln_usd - c.centre), r.option_id) as rk
     from (select distinct gpu_model, billing_model, market_median_ln_usd as centre from market_medians) as c
     join {{ ref('int_offer_market_ranks') }} as r using (gpu_model, billing_model)
 )

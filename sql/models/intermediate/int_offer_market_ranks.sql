@@ -4,5 +4,6 @@ select
     option_id, gpu_model, billing_model, usd_per_gpu_hour::double as usd,
     ln(usd_per_gpu_hour::double) as ln_usd,
     count(*) over (partition by gpu_model, billing_model) as n,
-    row_number() over (partition by gpu_model, billing_model order by usd_per_gpu_hour) as rk
+    -- Tied prices rank by option id: the ranks' values are the same either way, the rows now always too.
+    row_number() over (partition by gpu_model, billing_model order by usd_per_gpu_hour, option_id) as rk
 from {{ ref('int_offer_market_values') }}

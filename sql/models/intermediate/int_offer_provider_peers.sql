@@ -26,7 +26,7 @@ provider_ranked as (
     select
         *,
         count(*) over (partition by provider, gpu_model, billing_model, peer_set) as n,
-        row_number() over (partition by provider, gpu_model, billing_model, peer_set order by x) as rk
+        row_number() over (partition by provider, gpu_model, billing_model, peer_set order by x, offer_id) as rk
     from provider_values
 ),
 

@@ -38,7 +38,10 @@ estimate_bases as (
         partition by c.workload_id, c.provider, c.gpu_model, c.gpus_per_node
         order by t.gpu_model = c.gpu_model desc,
             abs(target.memory_bandwidth_tbps - basis.memory_bandwidth_tbps), t.gpu_model,
-            t.run_provider nulls first
+            t.run_provider nulls first,
+            -- A run stating its node count (one, here) over one that states none, as measured shapes
+            -- do; without it the two tied and the row met first won.
+            t.node_count nulls last
     ) = 1
 ),
 
