@@ -20,6 +20,19 @@ from typing import Callable
 # What SubprocessASGIServer gives its server: no UI, and the server knows it is temporary.
 SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
 STOP_WAIT_SECONDS = 5
+# Runs uvicorn as `python -m uvicorn` does, after asking the kernel (Linux) to send the server SIGTERM
+# when the process that started it dies: a refresh killed with SIGKILL runs no atexit, and its server
+# used to stay up for good. argv[1] is that process's pid: if it is already gone, nothing is served.
+SERVE_UNTIL_PARENT_DIES = """
+import os, runpy, signal, sys
+parent = int(sys.argv.pop(1))
+if sys.platform.startswith("linux"):
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+if os.getppid() != parent:
+    sys.exit(0)
+runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
+"""
 
 
 def start_ephemeral_api() -> Callable[[], None]:
@@ -27,7 +40,9 @@ def start_ephemeral_api() -> Callable[[], None]:
 
     Nothing is started when an API is configured (PREFECT_API_URL, in the environment or the
     profile). A server that does not come up is stopped and the settings restored: the flow's own
-    start then tries Prefect's way and reports why it cannot, as it would have.
+    start then tries Prefect's way and reports why it cannot, as it would have. Call it from the
+    thread that lives as long as the refresh (the main one): the kernel signals the server when the
+    thread that started it ends.
     """
     from prefect.settings import PREFECT_API_URL, get_current_settings
 
@@ -37,7 +52,7 @@ def start_ephemeral_api() -> Callable[[], None]:
     env = {**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True), **SERVER_ENV}
     site_packages = Path(importlib.util.find_spec("prefect").origin).parent.parent
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--app-dir", str(site_packages), "--factory",
+        [sys.executable, "-c", SERVE_UNTIL_PARENT_DIES, str(os.getpid()), "--app-dir", str(site_packages), "--factory",
          "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port),
          "--log-level", "error", "--lifespan", "on"], env=env)
     atexit.register(_stop, server)

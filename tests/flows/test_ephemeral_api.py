@@ -75,3 +75,38 @@ from prefect.settings import PREFECT_API_URL
 print(json.dumps({"url": PREFECT_API_URL.value(), "env": os.environ.get("PREFECT_API_URL")}))
 """)
     assert got == {"url": None, "env": None}
+
+
+def test_the_server_stops_when_the_process_that_started_it_is_killed():
+    """SIGKILL runs no atexit: the kernel's parent-death signal stops the server (a killed refresh used
+    to leave it listening for good)."""
+    import signal
+    import time
+
+    inherited = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    starter = subprocess.Popen([sys.executable, "-c", """
+import os, sys, time
+from flows.ephemeral_api import start_ephemeral_api
+start_ephemeral_api()()
+children = open(f"/proc/self/task/{os.getpid()}/children").read().split()
+print(os.environ["PREFECT_API_URL"], *children, flush=True)
+time.sleep(600)
+"""], cwd=ROOT, stdout=subprocess.PIPE, text=True, env=inherited)
+    server_pids = []
+    try:
+        url, *server_pids = starter.stdout.readline().split()
+        assert url.startswith("http://127.0.0.1:") and _listening(url) and server_pids
+        starter.send_signal(signal.SIGKILL)
+        starter.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _listening(url) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _listening(url), "the server outlived the process that started it"
+    finally:
+        starter.kill()
+        starter.wait()
+        for pid in server_pids:  # a server that outlived the test must not outlive the test run too
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
