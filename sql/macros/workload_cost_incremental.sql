@@ -172,6 +172,23 @@
     ]) }}
 {%- endmacro %}
 
+{# What int_memory_requirements reads through int_memory_request_facts, besides reference data
+   (a change to that rebuilds everything): its pre-hook and its rows' inputs_hash. #}
+{% macro memory_requirement_inputs() -%}
+    {{ return([
+        "select * from " ~ ref('int_fit_requests'),
+        "select * from " ~ ref('int_llm_models'),
+        "select * from " ~ ref('int_gpu_memory'),
+        "select * from " ~ ref('stg_conventions'),
+    ]) }}
+{%- endmacro %}
+
+{# What int_compat_candidates reads through int_compat_release_facts and int_compat_stacks (both
+   ephemeral: a pre-hook cannot read them), besides reference data. #}
+{% macro compat_candidate_inputs() -%}
+    {{ return(["select * from " ~ ref('int_compat_requests')]) }}
+{%- endmacro %}
+
 {# What int_workload_closest_runs reads (its pre-hook and its rows' inputs_hash). #}
 {% macro closest_runs_inputs() -%}
     {{ return([
