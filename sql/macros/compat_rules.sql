@@ -259,7 +259,7 @@ per_request as (
         gpu_model, rocm_version, os, kernel, amdgpu_driver_version, torch_version, engine,
         list(release order by string_split(release, '.')::integer[]) filter (where release is not null) as rocm_releases,
         list(verdict order by string_split(release, '.')::integer[]) as verdicts,
-        list_distinct(flatten(list(reasons))) as all_reasons,
+        flatten(list(reasons order by string_split(release, '.')::integer[])) as reasons_in_release_order,
         any_value(llvm_target) as llvm_target,
         any_value(os_family) as os_family,
         any_value(os_release) as os_release,
@@ -267,6 +267,16 @@ per_request as (
         string_agg(release || ' ' || verdict, ', ' order by string_split(release, '.')::integer[]) as verdict_per_release
     from candidates
     group by all
+),
+
+with_reasons as (
+    -- Each reason once, in release order (first mention): list_distinct keeps no order, so the list
+    -- could differ between builds of the same input.
+    select
+        *,
+        list_filter(reasons_in_release_order,
+                    lambda r, i: r is not null and list_position(reasons_in_release_order, r) = i) as all_reasons
+    from per_request
 ),
 
 final as (
@@ -287,7 +297,7 @@ final as (
             else all_reasons
         end as reasons,
         rocm_releases, llvm_target, os_family, os_release, kernel_flavour
-    from per_request
+    from with_reasons
 )
 
 select * from final

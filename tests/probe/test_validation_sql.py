@@ -208,7 +208,7 @@ STACKS = [
     (("6.4.1", "Ubuntu 22.04.5 LTS", "6.8.0-45-generic", "2.1.0"), "MI300X", "fail",
      "unsupported: PyTorch 2.1 is not listed for ROCm 6.4.1 (AMD lists 2.6, 2.5, 2.4, 2.3)"),
     (("6.2.3", None, None, None), "MI300X", "note",
-     "unknown: no OS is declared; ROCm 6.2.3 is not in the shipped matrix (ROCm 6.0.0 to 7.2.3)"),
+     "unknown: ROCm 6.2.3 is not in the shipped matrix (ROCm 6.0.0 to 7.2.3); no OS is declared"),
     ((None, "Ubuntu 22.04.5 LTS", None, None), "MI300X", "note", "unknown: no ROCm version is declared"),
 ]
 
