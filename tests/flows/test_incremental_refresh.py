@@ -214,3 +214,54 @@ def test_an_offer_missing_from_two_reads_of_the_same_content_is_not_listed(tmp_p
     _refresh(warehouse, sources, full=True)
     differences = compare(str(incremental), str(warehouse))
     assert differences and all(d == (0, 0) for d in differences.values()), differences
+
+
+NEW_WORKLOAD = """
+  - id: mixtral-fp16-added-later
+    kind: inference
+    description: "A workload added between two refreshes: its memory-fit requests are new"
+    unit: requests
+    quantity: 1000
+    model_id: mixtral-8x7b
+    precision: fp16
+"""
+NEW_STACK = ("provider,offer_id,gpu_model,gpus_per_node,price,currency,price_unit,price_scope,billing_model,"
+             "billing_granularity,rocm_version,os,kernel\n"
+             "stack-cloud,stack-mi300x,MI300X,8,2.10,USD,hour,per_gpu,on_demand,hour,6.4.1,Ubuntu 22.04.5,6.8\n")
+
+
+def test_models_kept_while_their_inputs_hash_holds_follow_a_new_workload_and_stack(tmp_path):
+    """int_memory_requirements and int_compat_candidates keep their rows while a hash of their inputs
+    is unchanged: a workload added (new memory-fit requests) and an offer declaring a new software
+    stack must reach memory_fit and compat_checks in an incremental build, and their removal must take
+    the rows away again, exactly as a full rebuild does."""
+    (tmp_path / "quotes").mkdir()
+    (tmp_path / "quotes" / "a.csv").write_text(QUOTES, encoding="utf-8")
+    sources = write_sources(tmp_path, [{"name": "quotes", "kind": "quotes", "format": "quote-csv",
+                                        "path": "quotes/*.csv", "defaults": {"currency": "USD"}}])
+    workloads = tmp_path / "workloads.yaml"
+    base = DEFAULT_WORKLOADS.read_text(encoding="utf-8")
+    workloads.write_text(base, encoding="utf-8")
+    warehouse = tmp_path / "wh" / "w.duckdb"
+    new_fit = "select count(*) from memory_fit where workload_id = 'mixtral-fp16-added-later'"
+    new_stack = "select distinct verdict from compat_checks where rocm_version = '6.4.1' and os = 'Ubuntu 22.04.5'"
+
+    def incremental_equals_full(step: str) -> None:
+        _refresh(warehouse, sources, workloads=workloads)
+        assert _raw(warehouse, "select build_number from raw.build")[0][0] > 1, f"{step}: not incremental"
+        incremental = tmp_path / f"{step}.duckdb"
+        shutil.copy(warehouse, incremental)
+        _refresh(warehouse, sources, full=True, workloads=workloads)
+        differences = compare(str(incremental), str(warehouse))
+        assert differences and all(d == (0, 0) for d in differences.values()), (step, differences)
+
+    _refresh(warehouse, sources, workloads=workloads)
+    assert _raw(warehouse, new_fit) == [(0,)] and _raw(warehouse, new_stack) == []
+    workloads.write_text(base + NEW_WORKLOAD, encoding="utf-8")
+    (tmp_path / "quotes" / "b.csv").write_text(NEW_STACK, encoding="utf-8")
+    incremental_equals_full("added")
+    assert _raw(warehouse, new_fit)[0][0] > 0 and _raw(warehouse, new_stack) == [("supported",)]
+    workloads.write_text(base, encoding="utf-8")
+    (tmp_path / "quotes" / "b.csv").unlink()
+    incremental_equals_full("removed")
+    assert _raw(warehouse, new_fit) == [(0,)] and _raw(warehouse, new_stack) == []
