@@ -28,6 +28,8 @@ def print_table(r: dict) -> None:
           f"(copy {r['incremental_copy_seconds']:.2f}s) vs full rebuild of the same inputs "
           f"(`refresh --full`, staging cached) {r['full_rebuild_seconds']:.1f}s; public tables "
           + ("identical" if not r["incremental_vs_full_differences"] else f"DIFFER: {r['incremental_vs_full_differences']}"))
+    print(f"incremental refresh (that scrape file rewritten: a new version of the same path): "
+          f"{r['version_refresh_seconds']:.1f}s = {r['version_ratio_vs_full']:.0%} of full")
     print(f"refresh with nothing new (only the reads and the clock moved): {r['unchanged_refresh_seconds']:.1f}s, "
           f"{r['unchanged_models_run']} SQL models run"
           + (" (a UTC midnight fell between the two refreshes: every quote aged a day)"
@@ -36,6 +38,6 @@ def print_table(r: dict) -> None:
           f"ingest {r['ingest_ratio_vs_duckdb_plain']}x plain DuckDB read_csv (CPU {r['ingest_cpu_ratio_vs_duckdb_plain']}x), "
           f"{r['ingest_ratio_vs_duckdb']}x union_by_name (CPU {r['ingest_cpu_ratio_vs_duckdb']}x), "
           f"incremental {r['incremental_refresh_seconds']:.1f}s = {r['incremental_ratio_vs_full']:.0%} of full "
-          f"{r['full_rebuild_seconds']:.1f}s, peak RSS {r['peak_rss_bytes'] / 2**30:.2f} GiB, "
+          f"{r['full_rebuild_seconds']:.1f}s (a new version of a path {r['version_ratio_vs_full']:.0%}), peak RSS {r['peak_rss_bytes'] / 2**30:.2f} GiB, "
           f"rank p50 {r['rank_query_p50_ms']:.1f} ms (every row {r['rank_export_query_p50_ms']:.0f} ms, CLI {r['cli_rank_p50_ms']:.0f} ms), "
           f"checks {r['checks_seconds']:.2f}s, feasibility {r['feasibility_seconds']:.3f}s")

@@ -35,8 +35,8 @@ FILE_VERSIONS_SCHEMA = {
 
 # Bookkeeping of what raw.* holds, per staged file (load_key: the file's stage-cache entry), and what
 # this build changed, for the incremental SQL models: change = 'added' | 'removed' (a file's rows),
-# or 'source' (a file of the source changed state, was superseded or withdrawn: its models recompute
-# the whole source; file_sha256 is null).
+# or 'state' (a file whose state, successor or paths changed: superseded by a new version of its path,
+# withdrawn, listed again; the models recompute what its rows decide, not its whole source).
 LOADED_FILES_SCHEMA = {"load_key": pl.String, "source_name": pl.String, "file_sha256": pl.String}
 FILE_CHANGES_SCHEMA = {"source_name": pl.String, "file_sha256": pl.String, "change": pl.String}
 # The raw tables filled from staged Parquet, file by file.
@@ -146,15 +146,16 @@ def _schema(table: str) -> dict:
     return QUARANTINE_SCHEMA if table == "quarantine" else contract_schema(CONTRACTS[table])
 
 
-def _changed_sources(con: duckdb.DuckDBPyConnection, file_versions: list[dict]) -> set[str]:
-    """Sources with a file version whose path, state or successor differs from the last build's
-    (a new version of a path, a withdrawn file); a version of a new file at a new path changes none."""
+def _state_changed_files(con: duckdb.DuckDBPyConnection, file_versions: list[dict]) -> set[tuple[str, str]]:
+    """(source, file hash) of each known file with a version whose path, state or successor differs
+    from the last build's (the version a new one superseded, a withdrawn file, one listed again); a new
+    file at a new path changes none (it is added)."""
     key = ("source_name", "original_path", "file_sha256", "state", "superseded_by")
     old = set(con.execute(f"select {', '.join(key)} from raw.file_versions").fetchall())
     new = {tuple(r[k] for k in key) for r in file_versions}
     # A known file at a new path changes its state too (a withdrawn content listed again elsewhere).
     known = {(row[0], row[2]) for row in old}
-    return {row[0] for row in old - new} | {row[0] for row in new - old if (row[0], row[2]) in known}
+    return {(row[0], row[2]) for row in old - new} | {(row[0], row[2]) for row in new - old if (row[0], row[2]) in known}
 
 
 @progress.timed("load")
@@ -167,16 +168,16 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     files are appended and the rows of files no longer staged deleted. Returns how many files were
     added and removed. fingerprint: build_fingerprint of the code building it (None: a warehouse no
     later build may start from). tables_changed: the staged tables whose rows this load inserted or
-    deleted, or that hold rows of a source whose file states changed (every one in a full load).
+    deleted, or that hold rows of a file whose state changed (every one in a full load).
     """
     wanted = {k: o for o in outcomes if (k := load_key(o)) is not None}
-    changed: set[str] = set()
+    changed: set[tuple[str, str]] = set()
     if incremental:
         have = dict(((k, (s, f)) for k, s, f in con.execute(
             "select load_key, source_name, file_sha256 from raw.loaded_files").fetchall()))
         removed = [have[k] for k in have if k not in wanted]
         added = [o for k, o in wanted.items() if k not in have]
-        changed = _changed_sources(con, file_versions)
+        changed = _state_changed_files(con, file_versions)
     else:
         removed, added = [], list(wanted.values())
         con.execute("create schema if not exists raw")
@@ -201,16 +202,21 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
             # union_by_name: files are read by column name, never by position.
             moved[table] += con.execute(f'insert into raw."{table}" by name select * from '
                                         'read_parquet(?, union_by_name = true)', [files]).fetchall()[0][0]
-    # A source whose file states changed changes which of its rows count in every table holding them.
-    state_changed = {t for t in STAGED_TABLES if changed and con.execute(
-        f'select exists (select 1 from raw."{t}" where source_name in (select unnest(?)))',
-        [sorted(changed)]).fetchall()[0][0]}
+    # A file whose state changed changes whether its rows count in every table holding them.
+    state_changed = set()
+    if changed:
+        con.register("__changed", pl.DataFrame([{"source_name": s, "file_sha256": f} for s, f in sorted(changed)],
+                                               schema=gone.schema).to_arrow())
+        state_changed = {t for t in STAGED_TABLES if con.execute(
+            f'select exists (select 1 from raw."{t}" as t semi join __changed as c '
+            'on t.source_name = c.source_name and t.file_sha256 = c.file_sha256)').fetchall()[0][0]}
+        con.unregister("__changed")
     _frame_table(con, "loaded_files", [{"load_key": k, "source_name": o.source_name, "file_sha256": o.file_sha256}
                                        for k, o in wanted.items()], LOADED_FILES_SCHEMA)
     _frame_table(con, "file_changes",
                  [{"source_name": o.source_name, "file_sha256": o.file_sha256, "change": "added"} for o in added]
                  + [{"source_name": s, "file_sha256": f, "change": "removed"} for s, f in removed]
-                 + [{"source_name": s, "file_sha256": None, "change": "source"} for s in sorted(changed)],
+                 + [{"source_name": s, "file_sha256": f, "change": "state"} for s, f in sorted(changed)],
                  FILE_CHANGES_SCHEMA)
     # getattr, not asdict: asdict deep-copies every field of thousands of outcomes (0.2-0.4 s a refresh).
     _frame_table(con, "ingest_manifest", [{k: getattr(o, k) for k in MANIFEST_SCHEMA} for o in outcomes],
@@ -226,5 +232,5 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     con.execute("create or replace table raw.build as select ?::bigint as build_number", [previous + 1])
     # Which code and reference data built this warehouse (can_load_incrementally reads it).
     con.execute("create or replace table raw.build_fingerprint as select ?::varchar as fingerprint", [fingerprint])
-    return {"files_added": len(added), "files_removed": len(removed), "sources_changed": len(changed),
+    return {"files_added": len(added), "files_removed": len(removed), "files_state_changed": len(changed),
             "tables_changed": ({t for t, n in moved.items() if n} | state_changed) if incremental else set(STAGED_TABLES)}

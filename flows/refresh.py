@@ -102,9 +102,9 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
                    if incremental else None)
         # The clock and the reads move every refresh; what they alone reach runs only if they change a row.
         changed, reads_settled = input_changes.settled(con, changed) if incremental else (None, False)
-    get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d source(s) with changed file states%s%s",
+    get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d file(s) whose state changed%s%s",
                           "incremental" if incremental else "full", loaded["files_added"],
-                          loaded["files_removed"], loaded["sources_changed"],
+                          loaded["files_removed"], loaded["files_state_changed"],
                           f"; changed inputs: {', '.join(sorted(changed)) or 'none'}" if incremental else "",
                           "; this refresh's reads flag no unlisted offer" if reads_settled else "")
     log = get_run_logger()
@@ -133,7 +133,7 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
     log.info("built %d SQL models (%d kept unchanged: no changed input reaches them) and passed %d checks "
              "in %.1f s (slowest: %s)", len(built.models), built.kept, len(built.nodes) - len(built.models),
              sum(n.seconds for n in built.nodes), sql_layer.slowest(built.models))
-    return str(build_path), None, incremental and unchanged_since_passed(changed, reads_settled, loaded["sources_changed"])
+    return str(build_path), None, incremental and unchanged_since_passed(changed, reads_settled, loaded["files_state_changed"])
 
 
 @task

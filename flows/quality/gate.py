@@ -178,13 +178,13 @@ def validate(build_path: Path, docs_dir: Path, now: dt.datetime | None = None) -
                       docs_index=docs_dir / "index.html")
 
 
-def unchanged_since_passed(changed_inputs: set[str], reads_settled: bool, sources_changed: int) -> bool:
+def unchanged_since_passed(changed_inputs: set[str], reads_settled: bool, files_state_changed: int) -> bool:
     """Whether an incremental build changed nothing the suites read, so the published warehouse's
     passed gate stands: only the files' reads and last-seen times moved (raw.file_versions), with no
     file state changed and no option flagged by the reads. What that rebuilds (stg_file_versions,
     int_file_states, input_files) the suites do not read, except int_file_states' states, which
-    change only with a source's file states; and `observed_at <= now` only gets easier as now moves."""
-    return changed_inputs <= {"raw.file_versions"} and reads_settled and sources_changed == 0
+    change only with a file's state; and `observed_at <= now` only gets easier as now moves."""
+    return changed_inputs <= {"raw.file_versions"} and reads_settled and files_state_changed == 0
 
 
 @task

@@ -1,8 +1,10 @@
 {# The history models are incremental (docs/production.md, "Incremental refresh"): a build started
    from the published warehouse recomputes only the rows of the files raw.file_changes names.
-   'added' / 'removed': one file's rows; 'source': a file of that source changed state, so what
-   depends on file states is recomputed for the whole source. A full build (empty warehouse or
-   dbt --full-refresh) takes every row and runs none of the deletes. #}
+   'added' / 'removed': one file's rows; 'state': a known file whose state, successor or paths changed
+   (the version a new one superseded, a withdrawn file, one listed again), so what its rows decide is
+   recomputed; a source that lost a file is recomputed whole where a model cannot tell what the file's
+   rows decided. A full build (empty warehouse or dbt --full-refresh) takes every row and runs none of
+   the deletes. #}
 
 {# Rows of files this build added: true for every row of a full build. #}
 {% macro file_is_added(alias) -%}
@@ -16,25 +18,28 @@
     {%- endif -%}
 {%- endmacro %}
 
-{# Whether a source's file states changed in this build (false for every row of a full build). #}
-{% macro source_is_changed(alias) -%}
+{# Whether this build changed the state of the row's file (false for every row of a full build). #}
+{% macro file_state_changed(alias) -%}
     {%- if is_incremental() -%}
-    {{ alias }}.source_name in (select source_name from {{ source('raw', 'file_changes') }} where change = 'source')
+    exists (
+        select 1 from {{ source('raw', 'file_changes') }} as c
+        where c.change = 'state' and c.source_name = {{ alias }}.source_name and c.file_sha256 = {{ alias }}.file_sha256
+    )
     {%- else -%}
     false
     {%- endif -%}
 {%- endmacro %}
 
-{# Pre-hook: delete the rows of files added (their rows come again) or removed, and of the sources
-   whose file states changed when by_source. A no-op statement on a full build. #}
-{% macro delete_changed_files(by_source=false) -%}
+{# Pre-hook: delete the rows of files added (their rows come again) or removed, and of the files
+   whose state changed when with_state. A no-op statement on a full build. #}
+{% macro delete_changed_files(with_state=false) -%}
     {%- if is_incremental() -%}
     delete from {{ this }} as t
     where exists (
         select 1 from {{ source('raw', 'file_changes') }} as c
-        where c.change in ('added', 'removed') and c.source_name = t.source_name and c.file_sha256 = t.file_sha256
+        where c.change in ('added', 'removed'{% if with_state %}, 'state'{% endif %})
+            and c.source_name = t.source_name and c.file_sha256 = t.file_sha256
     )
-    {%- if by_source %} or {{ source_is_changed('t') }}{% endif %}
     {%- else -%}
     select 1
     {%- endif -%}
@@ -51,9 +56,14 @@
 {%- endmacro %}
 
 {# The sources offer_history and int_quote_latest recompute whole: one of their files was removed
-   or changed state. #}
+   (what its rows decided is gone with them). #}
 {% macro offer_history_changed_sources() -%}
-    (select source_name from {{ source('raw', 'file_changes') }} where change in ('removed', 'source'))
+    (select source_name from {{ source('raw', 'file_changes') }} where change = 'removed')
+{%- endmacro %}
+
+{# The files whose state this build changed: (source_name, file_sha256). #}
+{% macro state_changed_files() -%}
+    (select source_name, file_sha256 from {{ source('raw', 'file_changes') }} where change = 'state')
 {%- endmacro %}
 
 {# Pre-hook of offer_history and int_quote_latest: delete the rows of the sources they recompute
@@ -62,6 +72,23 @@
 {% macro delete_changed_sources() -%}
     {%- if is_incremental() -%}
     delete from {{ this }} where source_name in {{ offer_history_changed_sources() }}
+    {%- else -%}
+    select 1
+    {%- endif -%}
+{%- endmacro %}
+
+
+{# Pre-hook of int_quote_latest: delete_changed_sources, and the stored latest observations whose file
+   is withdrawn now: their options are found again from every other observation, and one with none
+   left (every file listing it withdrawn) has no row in the select to replace its stored one. #}
+{% macro delete_changed_sources_and_withdrawn_latest() -%}
+    {%- if is_incremental() -%}
+    delete from {{ this }} as t
+    where t.source_name in {{ offer_history_changed_sources() }}
+        or exists (
+            select 1 from {{ ref('int_file_states') }} as f
+            where f.source_name = t.source_name and f.file_sha256 = t.file_sha256 and f.state = 'withdrawn'
+        )
     {%- else -%}
     select 1
     {%- endif -%}

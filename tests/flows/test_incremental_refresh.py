@@ -130,12 +130,12 @@ def _sequence(tmp_path_factory):
 def test_each_refresh_loaded_only_what_changed(sequence):
     assert sequence["first"].count(("extra", "added")) == 1 and ("quotes", "added") in sequence["first"]
     # The new scrape file and the new version of the benchmark file: the old version stays landed
-    # (history), so nothing is removed, but the vllm source's file states changed.
-    assert sequence["second_changes"] == [("quotes", "added"), ("vllm", "added"), ("vllm", "source")]
-    # The new version of a.csv; the removed source's file goes, with its source; c.csv is rejected
-    # (no rows to load) and so not among the changes.
-    assert sequence["third_changes"] == [("extra", "removed"), ("extra", "source"), ("quotes", "added"),
-                                         ("quotes", "source")]
+    # (history), so nothing is removed, but its state changed (superseded).
+    assert sequence["second_changes"] == [("quotes", "added"), ("vllm", "added"), ("vllm", "state")]
+    # The new version of a.csv (the old one's state changed); the removed source's file goes; c.csv
+    # is rejected (no rows to load) and so not among the changes.
+    assert sequence["third_changes"] == [("extra", "removed"), ("extra", "state"), ("quotes", "added"),
+                                         ("quotes", "state")]
     assert any("c.csv" in f["path"] for f in sequence["third"].rejected_files)
     assert sequence["fourth_changes"] == []
     # A full refresh loads every file again.
@@ -265,3 +265,97 @@ def test_models_kept_while_their_inputs_hash_holds_follow_a_new_workload_and_sta
     (tmp_path / "quotes" / "b.csv").unlink()
     incremental_equals_full("removed")
     assert _raw(warehouse, new_fit) == [(0,)] and _raw(warehouse, new_stack) == []
+
+
+SCRAPE_HEADER = ("provider,offer_id,gpu_model,gpus_per_node,price,currency,price_unit,price_scope,billing_model,"
+                 "billing_granularity,observed_at\n")
+
+
+def _scrape(offers: dict[str, tuple[str, int]], base: dt.datetime) -> str:
+    """A dated scrape: offer id → (price, quarter-hours after base)."""
+    return SCRAPE_HEADER + "".join(
+        f"fixed-cloud,{offer},MI300X,8,{price},USD,hour,per_gpu,on_demand,hour,"
+        f"{(base + dt.timedelta(minutes=15 * at)).strftime('%Y-%m-%dT%H:%M:%SZ')}\n"
+        for offer, (price, at) in offers.items())
+
+
+def _file_state_steps(root, base):
+    """Refreshes of one warehouse through file state changes, each with a full rebuild of the same inputs beside it."""
+    (root / "q").mkdir()
+    sources = write_sources(root, [
+        {"name": "fixed", "kind": "quotes", "format": "quote-csv", "path": "q/*.csv", "defaults": {"currency": "USD"}},
+        {"name": "vllm", "kind": "benchmarks", "format": "vllm-serve", "path": "detailed/*.json"}])
+    warehouse, steps = root / "wh" / "w.duckdb", {}
+    p, q, r, s = (root / "q" / f"{name}.csv" for name in "pqrs")
+
+    def step(name: str) -> None:
+        # The incremental build, then a full rebuild of the same inputs and landing history in its
+        # place; the chain goes on from the incremental build.
+        _refresh(warehouse, sources)
+        assert _raw(warehouse, "select build_number from raw.build")[0][0] > 1, f"{name}: not incremental"
+        incremental = root / f"{name}.duckdb"
+        shutil.copy(warehouse, incremental)
+        steps[name] = {"changes": _raw(warehouse, "select source_name, file_sha256, change from raw.file_changes"),
+                       "latest": dict(_raw(warehouse, "select offer_id, price_amount from intermediate.int_quote_latest"))}
+        _refresh(warehouse, sources, full=True)
+        steps[name]["differences"] = compare(str(incremental), str(warehouse))
+        shutil.copy(incremental, warehouse)
+
+    # A scraper that rewrites its one file (p.csv), an older file listing B (q.csv), Z in s.csv.
+    first_p = _scrape({"A": ("2.00", 4), "B": ("2.10", 4), "C": ("2.20", 4)}, base)
+    p.write_text(first_p, encoding="utf-8")
+    q.write_text(_scrape({"B": ("2.50", 0)}, base), encoding="utf-8")
+    s.write_text(_scrape({"Z": ("3.00", 0)}, base), encoding="utf-8")
+    write_json(root / "detailed" / "run.json", detailed_vllm_result(40, 2))
+    _refresh(warehouse, sources)
+    # p.csv's next version: A later (it beats the superseded latest), B dropped (found again: q.csv's,
+    # the current file), C at the same time (a tie is found again); Z also in a new file r.csv; a new
+    # version of the detailed benchmark file.
+    p.write_text(_scrape({"A": ("2.05", 8), "C": ("2.20", 4)}, base), encoding="utf-8")
+    r.write_text(_scrape({"Z": ("3.10", 4)}, base), encoding="utf-8")
+    write_json(root / "detailed" / "run.json", detailed_vllm_result(30, 1, seed=9))
+    step("new_version")
+    # s.csv's next version drops Z (still listed by r.csv).
+    s.write_text(_scrape({"Y": ("1.00", 8)}, base), encoding="utf-8")
+    step("z_dropped_elsewhere")
+    # r.csv withdrawn: Z's latest was there; the superseded s.csv version's Z counts again. The
+    # detailed benchmark file withdrawn too: its requests leave.
+    r_bytes = r.read_bytes()
+    r.unlink()
+    (root / "detailed" / "run.json").unlink()
+    step("withdrawn")
+    # r.csv listed again, the same bytes: its Z is current again.
+    r.write_bytes(r_bytes)
+    step("listed_again")
+    # p.csv back to its first content: that version is current again, the second superseded.
+    p.write_text(first_p, encoding="utf-8")
+    step("reverted")
+    return steps
+
+
+@pytest.fixture(scope="module")
+def file_state_steps(tmp_path_factory):
+    base = dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0) - dt.timedelta(hours=6)
+    return on_one_utc_day(lambda: _file_state_steps(tmp_path_factory.mktemp("file_states"), base))
+
+
+def test_each_file_state_change_equals_a_full_rebuild(file_state_steps):
+    """A new version of a path, an option dropped, a withdrawn file, one listed again, a path reverted:
+    after each, every public table of the incremental build equals a full rebuild's (issue #20)."""
+    for name, step in file_state_steps.items():
+        assert step["differences"] and all(d == (0, 0) for d in step["differences"].values()), (name, step["differences"])
+    latest = {name: step["latest"] for name, step in file_state_steps.items()}
+    assert latest["new_version"] == {"A": Decimal("2.05"), "B": Decimal("2.5"), "C": Decimal("2.2"),
+                                     "Z": Decimal("3.1")}
+    assert latest["withdrawn"]["Z"] == Decimal("3") and latest["listed_again"]["Z"] == Decimal("3.1")
+    assert latest["reverted"] == {"A": Decimal("2"), "B": Decimal("2.1"), "C": Decimal("2.2"), "Y": Decimal("1"),
+                                  "Z": Decimal("3.1")}
+
+
+def test_a_file_state_change_names_files_not_sources(file_state_steps):
+    """A new version of a path changes the state of the version it superseded, not its whole source:
+    the history models recompute what that file's rows decide (a scraper rewriting its one file
+    supersedes the last version on every refresh; recomputing the source grew with its history)."""
+    changes = file_state_steps["new_version"]["changes"]
+    assert sorted(c for _, _, c in changes) == ["added", "added", "added", "state", "state"]
+    assert all(sha is not None for _, sha, _ in changes)

@@ -154,10 +154,10 @@ def test_a_file_versions_change_skips_the_models_that_read_only_file_states(tmp_
     assert sql_layer.selection(None, set()) == []  # nothing changed: nothing to build
 
 
-def test_a_known_file_listed_at_a_new_path_changes_its_sources_file_states():
-    """A withdrawn file's content back at another path counts again: its source's state changed
-    (a new file at a new path changes none)."""
-    from flows.load import _changed_sources
+def test_a_known_file_listed_at_a_new_path_changes_its_state():
+    """A withdrawn file's content back at another path counts again: that file's state changed (a new
+    file at a new path changes none); a new version of a path changes the state of the one it supersedes."""
+    from flows.load import _state_changed_files
 
     con = duckdb.connect()
     con.execute("create schema raw; create table raw.file_versions (source_name varchar, original_path varchar, "
@@ -165,6 +165,11 @@ def test_a_known_file_listed_at_a_new_path_changes_its_sources_file_states():
     con.execute("insert into raw.file_versions values ('runs', 'a.csv', 'h1', 'withdrawn', null)")
     old = {"source_name": "runs", "original_path": "a.csv", "file_sha256": "h1", "state": "withdrawn",
            "superseded_by": None}
-    assert _changed_sources(con, [old, {**old, "original_path": "b.csv", "file_sha256": "h2",
-                                        "state": "current"}]) == set()
-    assert _changed_sources(con, [old, {**old, "original_path": "b.csv", "state": "current"}]) == {"runs"}
+    assert _state_changed_files(con, [old, {**old, "original_path": "b.csv", "file_sha256": "h2",
+                                            "state": "current"}]) == set()
+    assert _state_changed_files(con, [old, {**old, "original_path": "b.csv", "state": "current"}]) == {("runs", "h1")}
+    con.execute("delete from raw.file_versions")
+    con.execute("insert into raw.file_versions values ('runs', 'a.csv', 'h1', 'current', null)")
+    current = {**old, "state": "current"}
+    assert _state_changed_files(con, [{**current, "state": "superseded", "superseded_by": "h2"},
+                                      {**current, "file_sha256": "h2"}]) == {("runs", "h1")}

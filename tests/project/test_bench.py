@@ -57,6 +57,10 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert not incremental & {"stg_benchmark_runs", "benchmark_runs", "benchmark_requests", "int_benchmark_throughputs"}
     assert result["incremental_models_kept"] == len(result["sql_model_seconds"]) - len(incremental) > 0
     assert result["incremental_vs_full_differences"] == {}
+    # The same scrape file rewritten (a new version of its path): the quote chain again, and the
+    # comparison above covers it (the full rebuild reads the same landed versions).
+    assert result["version_refresh_seconds"] > 0 and result["version_ratio_vs_full"] > 0
+    assert {"int_quote_latest", "offer_history"} <= set(result["version_sql_model_seconds"])
     # Nothing new: the clock and the reads flag nothing (no age limit, every offer listed), so only the
     # file-version models run. A UTC midnight between the two refreshes moves every quote's age by a
     # day (CI once ran across one): the cost models then run too, and the bench says so.

@@ -8,11 +8,15 @@
 -- Incremental (macros/incremental_files.sql): the latest observation is the best one under
 -- one total order that a file only added cannot change for the observations already there, so a
 -- build from the published warehouse compares each option's stored latest with the new files'
--- observations only. What any other change can move is found again from every observation: the
--- options of a source that lost a file or whose file states changed (their rows are deleted first),
--- and the options no current file lists (is_not_listed counts reads, which any read may change).
+-- observations and those of files whose state changed only. An option whose stored latest's file is
+-- no longer current (a scrape that rewrites its one file supersedes it) keeps that shortcut when a
+-- candidate in a current file beats the stored latest even ranked as current (dated over undated,
+-- then later): the stored latest was the best of every other observation, so nothing else can. What
+-- any other change can move is found again from every observation: the options of a source that lost
+-- a file (their rows are deleted first), and the other options no current file lists (is_not_listed
+-- counts reads, which any read may change).
 {{ config(materialized='incremental', incremental_strategy='delete+insert', unique_key='offer_option_id',
-          pre_hook="{{ delete_changed_sources() }}",
+          pre_hook="{{ delete_changed_sources_and_withdrawn_latest() }}",
           post_hook="{{ refresh_quote_clock_flags() }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
 -- depends_on: {{ source('raw', 'build') }}
@@ -28,8 +32,66 @@ stored as (
         on f.source_name = t.source_name and f.file_sha256 = t.file_sha256
 ),
 
-recomputed_options as (
+new_current as (
+    -- This build's observations and those of the files whose state changed, in files current now:
+    -- two narrow reads (this build's row groups; the few files named).
+    select o.offer_option_id, o.observed_at, o.observed_at_basis != 'landed_at' as is_dated
+    from (
+        select offer_option_id, observed_at, observed_at_basis, source_name, file_sha256
+        from {{ ref('stg_quote_observations') }} as o
+        where {{ quote_rows_added('o') }}
+        union all
+        select offer_option_id, observed_at, observed_at_basis, source_name, file_sha256
+        from {{ ref('stg_quote_observations') }} as o
+        semi join {{ state_changed_files() }} as c
+            on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
+        where not {{ quote_rows_added('o') }}
+    ) as o
+    left join {{ ref('int_file_states') }} as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
+    where coalesce(f.state, 'current') = 'current'
+        and o.source_name not in {{ offer_history_changed_sources() }}
+),
+
+outranked_options as (
+    -- Options whose stored latest's file is no longer current, beaten by a current candidate even
+    -- if that stored latest were current: dated over undated, then strictly later (a tie is found again).
+    select s.offer_option_id
+    from stored as s
+    join (
+        select offer_option_id, bool_or(is_dated) as any_dated,
+            max(observed_at) filter (where is_dated) as latest_dated, max(observed_at) as latest
+        from new_current
+        group by all
+    ) as n using (offer_option_id)
+    where s.file_state != 'current'
+        and case when s.observed_at_basis != 'landed_at' then n.latest_dated > s.observed_at
+            else n.any_dated or n.latest > s.observed_at end
+),
+
+withdrawn_latest_options as (
+    -- Options listed in a file this build withdrew that have no stored latest left (the pre-hook
+    -- deleted those in withdrawn files): found again from every other observation.
+    select distinct o.offer_option_id
+    from {{ ref('stg_quote_observations') }} as o
+    semi join {{ state_changed_files() }} as c
+        on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
+    semi join {{ ref('int_file_states') }} as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256 and f.state = 'withdrawn'
+    where o.source_name not in {{ offer_history_changed_sources() }}
+        and o.offer_option_id not in (select offer_option_id from stored)
+),
+
+not_outranked_options as (
     select offer_option_id from stored where file_state != 'current'
+    except
+    select offer_option_id from outranked_options
+),
+
+recomputed_options as (
+    select offer_option_id from not_outranked_options
+    union
+    select offer_option_id from withdrawn_latest_options
 ),
 {%- endif %}
 
@@ -38,11 +100,11 @@ observations as not materialized (
     -- copy of every wide row spilled to disk under the build's memory limit (make bench, default
     -- scale: 75.6 s → under 8 s inside the build).
     -- Every observation that counts (incremental: only those of the options found again whole,
-    -- and the new files').
+    -- the new files' and those of the files whose state changed).
     select o.*, coalesce(f.state, 'current') as file_state, o.observed_at_basis != 'landed_at' as is_dated
     {%- if is_incremental() %}
     from (
-        -- Three narrow reads, one per reason, each row in the first that takes it, rather than one
+        -- Narrow reads, one per reason, each row in the first that takes it, rather than one
         -- OR over every observation: DuckDB narrows each scan by the few sources, options or files
         -- named (0.8 -> 0.1 s at SCALE=default, the same rows). NOT IN, not NOT EXISTS (15 s here):
         -- neither side is ever null (source names; offer_option_id is an md5).
@@ -55,6 +117,13 @@ observations as not materialized (
         union all
         select * from {{ ref('stg_quote_observations') }} as o
         where {{ quote_rows_added('o') }}
+            and o.source_name not in {{ offer_history_changed_sources() }}
+            and o.offer_option_id not in (select offer_option_id from recomputed_options)
+        union all
+        select o.* from {{ ref('stg_quote_observations') }} as o
+        semi join {{ state_changed_files() }} as c
+            on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
+        where not {{ quote_rows_added('o') }}
             and o.source_name not in {{ offer_history_changed_sources() }}
             and o.offer_option_id not in (select offer_option_id from recomputed_options)
     ) as o

@@ -1,10 +1,10 @@
 -- One row per request of a benchmark run that kept per-request detail (vLLM / SGLang detailed
 -- output); run_id joins benchmark_runs. Read straight from the raw table: it is the high-volume
 -- table, and a staging copy would double its size for no change.
--- Incremental (macros/incremental_files.sql): new files' requests are added; a source whose file
--- states changed is recomputed whole, since which of its files count may have changed.
+-- Incremental (macros/incremental_files.sql): new files' requests are added, and the requests of a
+-- file whose state changed are deleted and, if it is current now, added again.
 {{ config(materialized='incremental', incremental_strategy='append',
-          pre_hook="{{ delete_changed_files(by_source=true) }}") }}
+          pre_hook="{{ delete_changed_files(with_state=true) }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
 
 with requests as (
@@ -14,7 +14,7 @@ with requests as (
     left join {{ ref('int_file_states') }} as f
         on f.source_name = r.source_name and f.file_sha256 = r.file_sha256
     where coalesce(f.state, 'current') = 'current'
-        and ({{ file_is_added('r') }} or {{ source_is_changed('r') }})
+        and ({{ file_is_added('r') }} or {{ file_state_changed('r') }})
 ),
 
 final as (

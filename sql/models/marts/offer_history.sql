@@ -4,13 +4,15 @@
 -- version that replaced the latest file carrying this observation at its path (of two that state
 -- the same time, the one seen last; null while a current file still carries it; docs/inputs.md).
 -- Incremental (macros/incremental_files.sql), per content group (source × observation_hash): a
--- build from the published warehouse recomputes every group of a source that lost a file or whose
--- file states changed from all its observations (its rows are deleted first), and merges each other
--- group a new file's observations fall in with its stored row: the first observation is the first
--- of the stored one and the new ones, last_observed_at the latest, times_observed their sum, and
--- superseded_by null (a current file carries it). A new observation whose file is already not
--- current (two versions of a new path in one refresh) has its group found again from every
--- observation instead. dbt's delete+insert then replaces those groups' rows.
+-- build from the published warehouse recomputes every group of a source that lost a file from all
+-- its observations (its rows are deleted first), and merges each other group a new file's
+-- observations fall in with its stored row: the first observation is the first of the stored one
+-- and the new ones, last_observed_at the latest, times_observed their sum, and superseded_by null
+-- (a current file carries it). A group with an observation in a file whose state changed (the
+-- version a new one superseded at its path, a withdrawn file) or a new observation whose file is
+-- already not current (two versions of a new path in one refresh) is found again from every
+-- observation instead: only superseded_by depends on file states. dbt's delete+insert then
+-- replaces those groups' rows.
 {{ config(materialized='incremental', incremental_strategy='delete+insert',
           unique_key=['source_name', 'observation_hash'],
           pre_hook="{{ delete_changed_sources() }}") }}
@@ -31,10 +33,18 @@ added as materialized (
 ),
 
 regrouped as (
-    -- Groups a new observation of a file that is not current falls in: recomputed whole (rare).
+    -- Groups a new observation of a file that is not current falls in (rare), and the groups of the
+    -- observations of files whose state changed (a scrape that rewrites its one file supersedes the
+    -- last version every refresh): recomputed whole, from a narrow read of the few files named.
     select distinct source_name, observation_hash
     from added
     where coalesce(file_state, 'current') != 'current'
+    union
+    select o.source_name, o.observation_hash
+    from {{ ref('stg_quote_observations') }} as o
+    semi join {{ state_changed_files() }} as c
+        on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
+    where o.source_name not in {{ offer_history_changed_sources() }}
 ),
 {%- endif %}
 

@@ -4,7 +4,7 @@
 -- whole-system per-second rates); the per-GPU rates are derived here, once.
 -- Incremental: a build from the published warehouse adds the runs of new files only (macros/incremental_files.sql).
 {{ config(materialized='incremental', incremental_strategy='append',
-          pre_hook="{{ delete_changed_files(by_source=false) }}") }}
+          pre_hook="{{ delete_changed_files(with_state=false) }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
 
 with runs as (

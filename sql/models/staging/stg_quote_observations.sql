@@ -7,7 +7,7 @@
 -- that age with the refresh's clock are brought up to date on every row afterwards
 -- (refresh_quote_clock_flags).
 {{ config(materialized='incremental', incremental_strategy='append',
-          pre_hook="{{ delete_changed_files(by_source=false) }}",
+          pre_hook="{{ delete_changed_files(with_state=false) }}",
           post_hook="{{ refresh_quote_clock_flags() }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
 
