@@ -11,7 +11,8 @@
 -- observations and those of files whose state changed only. An option whose stored latest's file is
 -- no longer current (a scrape that rewrites its one file supersedes it) keeps that shortcut when a
 -- candidate in a current file beats the stored latest even ranked as current (dated over undated,
--- then later): the stored latest was the best of every other observation, so nothing else can. What
+-- then later): the stored latest was the best of every other observation, so nothing else can; a
+-- candidate that ties it adds the observations at that time, the only others that can win. What
 -- any other change can move is found again from every observation: the options of a source that lost
 -- a file (their rows are deleted first), and the other options no current file lists (is_not_listed
 -- counts reads, which any read may change).
@@ -53,20 +54,34 @@ new_current as (
         and o.source_name not in {{ offer_history_changed_sources() }}
 ),
 
+new_current_best as (
+    select offer_option_id, bool_or(is_dated) as any_dated,
+        max(observed_at) filter (where is_dated) as latest_dated, max(observed_at) as latest
+    from new_current
+    group by all
+),
+
 outranked_options as (
     -- Options whose stored latest's file is no longer current, beaten by a current candidate even
-    -- if that stored latest were current: dated over undated, then strictly later (a tie is found again).
+    -- if that stored latest were current: dated over undated, then strictly later.
     select s.offer_option_id
     from stored as s
-    join (
-        select offer_option_id, bool_or(is_dated) as any_dated,
-            max(observed_at) filter (where is_dated) as latest_dated, max(observed_at) as latest
-        from new_current
-        group by all
-    ) as n using (offer_option_id)
+    join new_current_best as n using (offer_option_id)
     where s.file_state != 'current'
         and case when s.observed_at_basis != 'landed_at' then n.latest_dated > s.observed_at
             else n.any_dated or n.latest > s.observed_at end
+),
+
+tied_options as (
+    -- Options whose stored latest's file is no longer current, tied by a current candidate (as
+    -- dated, at the same time) and beaten by none: the winner is among the observations at that
+    -- time, which a narrow read of that time finds (every other one ranked below the stored latest).
+    select s.offer_option_id, s.observed_at, s.observed_at_basis != 'landed_at' as is_dated
+    from stored as s
+    join new_current_best as n using (offer_option_id)
+    where s.file_state != 'current'
+        and case when s.observed_at_basis != 'landed_at' then n.latest_dated = s.observed_at
+            else not n.any_dated and n.latest = s.observed_at end
 ),
 
 withdrawn_latest_options as (
@@ -86,6 +101,8 @@ not_outranked_options as (
     select offer_option_id from stored where file_state != 'current'
     except
     select offer_option_id from outranked_options
+    except
+    select offer_option_id from tied_options
 ),
 
 recomputed_options as (
@@ -126,6 +143,15 @@ observations as not materialized (
         where not {{ quote_rows_added('o') }}
             and o.source_name not in {{ offer_history_changed_sources() }}
             and o.offer_option_id not in (select offer_option_id from recomputed_options)
+        union all
+        select o.* from {{ ref('stg_quote_observations') }} as o
+        semi join tied_options as t
+            on t.offer_option_id = o.offer_option_id and t.observed_at = o.observed_at
+            and t.is_dated = (o.observed_at_basis != 'landed_at')
+        anti join {{ state_changed_files() }} as c
+            on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
+        where not {{ quote_rows_added('o') }}
+            and o.source_name not in {{ offer_history_changed_sources() }}
     ) as o
     {%- else %}
     from {{ ref('stg_quote_observations') }} as o
