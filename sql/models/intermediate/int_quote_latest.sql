@@ -33,25 +33,33 @@ stored as (
         on f.source_name = t.source_name and f.file_sha256 = t.file_sha256
 ),
 
-new_current as (
-    -- This build's observations and those of the files whose state changed, in files current now:
-    -- two narrow reads (this build's row groups; the few files named).
-    select o.offer_option_id, o.observed_at, o.observed_at_basis != 'landed_at' as is_dated
-    from (
-        select offer_option_id, observed_at, observed_at_basis, source_name, file_sha256
-        from {{ ref('stg_quote_observations') }} as o
-        where {{ quote_rows_added('o') }}
-        union all
-        select offer_option_id, observed_at, observed_at_basis, source_name, file_sha256
-        from {{ ref('stg_quote_observations') }} as o
-        semi join {{ state_changed_files() }} as c
-            on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
-        where not {{ quote_rows_added('o') }}
-    ) as o
+state_changed_observations as materialized (
+    -- The observations of the files whose state changed, with their state now (a narrow read of the
+    -- few files named; this build's rows are among the new rows).
+    select o.*, coalesce(f.state, 'current') as file_state
+    from {{ ref('stg_quote_observations') }} as o
+    semi join {{ state_changed_files() }} as c
+        on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
     left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
-    where coalesce(f.state, 'current') = 'current'
+    where not {{ quote_rows_added('o') }}
         and o.source_name not in {{ offer_history_changed_sources() }}
+),
+
+new_current as (
+    -- This build's observations (its row groups only) and those of the files whose state changed,
+    -- in files current now.
+    select o.offer_option_id, o.observed_at, o.observed_at_basis != 'landed_at' as is_dated
+    from {{ ref('stg_quote_observations') }} as o
+    left join {{ ref('int_file_states') }} as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
+    where {{ quote_rows_added('o') }}
+        and coalesce(f.state, 'current') = 'current'
+        and o.source_name not in {{ offer_history_changed_sources() }}
+    union all
+    select offer_option_id, observed_at, observed_at_basis != 'landed_at'
+    from state_changed_observations
+    where file_state = 'current'
 ),
 
 new_current_best as (
@@ -87,14 +95,10 @@ tied_options as (
 withdrawn_latest_options as (
     -- Options listed in a file this build withdrew that have no stored latest left (the pre-hook
     -- deleted those in withdrawn files): found again from every other observation.
-    select distinct o.offer_option_id
-    from {{ ref('stg_quote_observations') }} as o
-    semi join {{ state_changed_files() }} as c
-        on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
-    semi join {{ ref('int_file_states') }} as f
-        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256 and f.state = 'withdrawn'
-    where o.source_name not in {{ offer_history_changed_sources() }}
-        and o.offer_option_id not in (select offer_option_id from stored)
+    select distinct offer_option_id
+    from state_changed_observations
+    where file_state = 'withdrawn'
+        and offer_option_id not in (select offer_option_id from stored)
 ),
 
 tied_observations as materialized (
@@ -150,12 +154,8 @@ observations as not materialized (
             and o.source_name not in {{ offer_history_changed_sources() }}
             and o.offer_option_id not in (select offer_option_id from recomputed_options)
         union all
-        select o.* from {{ ref('stg_quote_observations') }} as o
-        semi join {{ state_changed_files() }} as c
-            on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
-        where not {{ quote_rows_added('o') }}
-            and o.source_name not in {{ offer_history_changed_sources() }}
-            and o.offer_option_id not in (select offer_option_id from recomputed_options)
+        select * exclude (file_state) from state_changed_observations
+        where offer_option_id not in (select offer_option_id from recomputed_options)
         union all
         select o.* from tied_observations as o
         anti join {{ state_changed_files() }} as c
