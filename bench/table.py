@@ -24,8 +24,11 @@ def print_table(r: dict) -> None:
           f"compat rows) {r['feasibility_seconds']:.3f}s")
     slowest = ", ".join(f"{m} {v:.1f}s" for m, v in list(r["sql_model_seconds"].items())[:5])
     print(f"slowest SQL models: {slowest}")
+    print(f"first incremental refresh after the full one (one new scrape file, from a copy of the published "
+          f"warehouse): {r['first_incremental_refresh_seconds']:.1f}s (copy {r['first_incremental_copy_seconds']:.2f}s)")
     print(f"incremental refresh (one new scrape file; the rest staged already): {r['incremental_refresh_seconds']:.1f}s "
-          f"(copy {r['incremental_copy_seconds']:.2f}s) vs full rebuild of the same inputs "
+          f"(from the {r['incremental_started_from']} start: copy {r['incremental_copy_seconds']:.2f}s, "
+          f"previous file moved in {r['incremental_take_previous_seconds']:.2f}s) vs full rebuild of the same inputs "
           f"(`refresh --full`, staging cached) {r['full_rebuild_seconds']:.1f}s; public tables "
           + ("identical" if not r["incremental_vs_full_differences"] else f"DIFFER: {r['incremental_vs_full_differences']}"))
     print(f"incremental refresh (that scrape file rewritten: a new version of the same path): "

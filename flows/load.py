@@ -158,16 +158,24 @@ def _state_changed_files(con: duckdb.DuckDBPyConnection, file_versions: list[dic
     return {(row[0], row[2]) for row in old - new} | {(row[0], row[2]) for row in new - old if (row[0], row[2]) in known}
 
 
+def holds_inputs(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], file_versions: list[dict]) -> bool:
+    """Whether this warehouse holds exactly the staged files these outcomes load, in these file states."""
+    have = {r[0] for r in con.execute("select load_key from raw.loaded_files").fetchall()}
+    wanted = {k for o in outcomes if (k := load_key(o)) is not None}
+    return have == wanted and not _state_changed_files(con, file_versions)
+
+
 @progress.timed("load")
 def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], workloads_parquet: Path,
                 refreshed_at: str, file_versions: list[dict] = (), incremental: bool = False,
-                fingerprint: str | None = None) -> dict:
+                fingerprint: str | None = None, started_from: str = "empty") -> dict:
     """Create the raw.* tables the SQL models read (file_versions: flows.ingest.versions.version_rows).
 
     incremental: raw.* already holds an earlier build's files (can_load_incrementally): only new
     files are appended and the rows of files no longer staged deleted. Returns how many files were
     added and removed. fingerprint: build_fingerprint of the code building it (None: a warehouse no
-    later build may start from). tables_changed: the staged tables whose rows this load inserted or
+    later build may start from). started_from: what the build started from ('empty', or for an incremental
+    one 'copy' or 'previous': flows/refresh.py `_start`), kept in raw.build. tables_changed: the staged tables whose rows this load inserted or
     deleted, or that hold rows of a file whose state changed (every one in a full load).
     """
     wanted = {k: o for o in outcomes if (k := load_key(o)) is not None}
@@ -229,7 +237,8 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     # append with it, so a later model finds this build's rows by a number that only grows, and
     # DuckDB's zone maps skip every older row group (the file hashes that name them are random).
     previous = con.execute("select build_number from raw.build").fetchone()[0] if incremental else 0
-    con.execute("create or replace table raw.build as select ?::bigint as build_number", [previous + 1])
+    con.execute("create or replace table raw.build as select ?::bigint as build_number, ?::varchar as started_from",
+                [previous + 1, started_from])
     # Which code and reference data built this warehouse (can_load_incrementally reads it).
     con.execute("create or replace table raw.build_fingerprint as select ?::varchar as fingerprint", [fingerprint])
     return {"files_added": len(added), "files_removed": len(removed), "files_state_changed": len(changed),

@@ -4,6 +4,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 from prefect import flow, get_run_logger, task
 from prefect.states import Failed
 from prefect.utilities.annotations import quote
@@ -14,13 +15,14 @@ from flows.ingest.stage import FileOutcome
 from flows.ingest.workloads import load_workloads
 from flows.task_runners import make_task_runner
 from flows import input_changes
-from flows.load import build_fingerprint, can_load_incrementally, load_reference, load_staged
+from flows.load import build_fingerprint, can_load_incrementally, holds_inputs, load_reference, load_staged
 from flows.load_validations import validation_sources
 from flows.quality.gate import quality_gate, unchanged_since_passed
 from flows.stage_inputs import ingest
 from provider_eval import progress, sql_compiled, sql_layer, warehouse
 from provider_eval.errors import ProviderEvalError, RefreshFailed
 from provider_eval.paths import DEFAULT_SOURCES, DEFAULT_WAREHOUSE, DEFAULT_WORKLOADS, REFERENCE_DIR, SQL_DIR
+from provider_eval.settings import get_settings
 
 PUBLIC_TABLES = (
     "offers", "offer_history", "benchmark_runs", "benchmark_requests", "compat_checks", "memory_fit",
@@ -63,16 +65,42 @@ def _per_source(sources: list[Source], outcomes: list[FileOutcome], fetch_failed
     return out
 
 
-def _start_from_published(published: Path, build_path: Path, fingerprint: str) -> bool:
-    """Copy the published warehouse in as the build's start; False (and no copy) when there is none
-    or it was built by other code or reference data (then the build starts empty)."""
-    if not warehouse.copy_published(published, build_path):
-        return False
-    with warehouse.connect(build_path) as con:
-        usable = can_load_incrementally(con, fingerprint)
+def _usable_start(build_path: Path, fingerprint: str) -> bool:
+    """Whether the file moved or copied in as the build's start can be built on; dropped if not: built
+    by other code or reference data, or locked by a reader in another process (a kept previous file)."""
+    try:
+        with warehouse.connect(build_path) as con:
+            usable = can_load_incrementally(con, fingerprint)
+    except duckdb.Error:
+        usable = False
     if not usable:
         build_path.unlink()
     return usable
+
+
+def _published_holds(published: Path, outcomes: list[FileOutcome], file_versions: list[dict]) -> bool:
+    """Whether the published warehouse holds exactly these staged files in these states (nothing new)."""
+    try:
+        with warehouse.connect_published(published) as con:
+            return holds_inputs(con, outcomes, file_versions)
+    except duckdb.Error:  # built by older code (other raw tables): not the same inputs
+        return False
+
+
+def _start(published: Path, build_path: Path, fingerprint: str, outcomes: list[FileOutcome],
+           file_versions: list[dict]) -> str | None:
+    """Bring in the build's start (docs/production.md, step 1): 'previous' (the file the last publish
+    replaced, moved in), 'copy' (a copy of the published file) or None (start empty).
+
+    The previous file is one refresh behind, so building on it redoes the last refresh's changes
+    too; when nothing is new since the published warehouse, copying that costs less."""
+    if (get_settings("keep_previous_warehouse").keep_previous_warehouse and published.is_file()
+            and not _published_holds(published, outcomes, file_versions)
+            and warehouse.take_previous(published, build_path) and _usable_start(build_path, fingerprint)):
+        return "previous"
+    if warehouse.copy_published(published, build_path) and _usable_start(build_path, fingerprint):
+        return "copy"
+    return None
 
 
 @task
@@ -82,28 +110,33 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
     """Load the inputs (the workloads as run_refresh read them) into the warehouse being built, build
     the SQL models and run the checks.
 
-    The build starts from a copy of the published warehouse (published) and loads only what changed,
-    unless full or the copy cannot serve (docs/production.md): then it starts from an empty file.
+    The build starts from the published warehouse (published: the file it replaced, or a copy of it)
+    and loads only what changed, unless full or neither can serve (docs/production.md): then it
+    starts from an empty file.
     Returns (build path, problem, gated_unchanged): expected failures come back as text, not
     exceptions, so the flow can fail cleanly without a traceback in the logs; gated_unchanged:
     nothing the quality gate validates can differ from the published warehouse (gate.unchanged_since_passed).
     """
     build_path = Path(build_dir) / "warehouse.duckdb"
     fingerprint = build_fingerprint(Path(sql_dir))
-    incremental = not full and published is not None and _start_from_published(Path(published), build_path, fingerprint)
+    start = None if full or published is None else _start(Path(published), build_path, fingerprint, outcomes,
+                                                          file_versions)
+    incremental = start is not None
     with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
         # What the copy held, to tell which inputs this load changed (an incremental build runs dbt on
         # what they reach only; the other models' tables stay as copied).
         before = input_changes.content_hashes(con) if incremental else None
         load_reference(con, REFERENCE_DIR)
         loaded = load_staged(con, outcomes, Path(workloads_parquet), now, file_versions, incremental=incremental,
-                             fingerprint=fingerprint)
+                             fingerprint=fingerprint, started_from=start or "empty")
         changed = (input_changes.changed_inputs(before, input_changes.content_hashes(con), loaded["tables_changed"])
                    if incremental else None)
         # The clock and the reads move every refresh; what they alone reach runs only if they change a row.
         changed, reads_settled = input_changes.settled(con, changed) if incremental else (None, False)
     get_run_logger().info("%s build: %d file(s) loaded, %d removed, %d file(s) whose state changed%s%s",
-                          "incremental" if incremental else "full", loaded["files_added"],
+                          {"previous": "incremental (from the previous published warehouse)",
+                           "copy": "incremental (from a copy of the published warehouse)"}.get(start, "full"),
+                          loaded["files_added"],
                           loaded["files_removed"], loaded["files_state_changed"],
                           f"; changed inputs: {', '.join(sorted(changed)) or 'none'}" if incremental else "",
                           "; this refresh's reads flag no unlisted offer" if reads_settled else "")
@@ -133,7 +166,9 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
     log.info("built %d SQL models (%d kept unchanged: no changed input reaches them) and passed %d checks "
              "in %.1f s (slowest: %s)", len(built.models), built.kept, len(built.nodes) - len(built.models),
              sum(n.seconds for n in built.nodes), sql_layer.slowest(built.models))
-    return str(build_path), None, incremental and unchanged_since_passed(changed, reads_settled, loaded["files_state_changed"])
+    # Only a copy starts from what the published warehouse's passed gate validated.
+    return str(build_path), None, start == "copy" and unchanged_since_passed(changed, reads_settled,
+                                                                             loaded["files_state_changed"])
 
 
 @task
@@ -141,7 +176,8 @@ def publish(build_path: str, published: str) -> dict:
     """Swap the checked build in as the published warehouse; return public table row counts."""
     # The replaced file is removed in the background, linked in the build folder meanwhile (the
     # next refresh's sweep removes it if this process dies first).
-    warehouse.publish(Path(build_path), Path(published), retired_dir=Path(published).parent / ".build")
+    warehouse.publish(Path(build_path), Path(published), retired_dir=Path(published).parent / ".build",
+                      keep_previous=get_settings("keep_previous_warehouse").keep_previous_warehouse)
     with warehouse.connect_published(Path(published)) as con:
         return {t: con.execute(f'select count(*) from "{t}"').fetchone()[0] for t in PUBLIC_TABLES}
 

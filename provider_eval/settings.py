@@ -24,6 +24,16 @@ def _auto_or_bool(value):
     raise ValueError("must be auto, 1 (always) or 0 (never)")
 
 
+def _yes_or_no(value):
+    """A yes/no the way people write it (empty: the default, yes)."""
+    text = str(value).strip().lower()
+    if text == "":
+        return True
+    if text in ON | OFF:
+        return text in ON
+    raise ValueError("must be 1 (yes) or 0 (no)")
+
+
 def _memory(value):
     text = str(value).strip()
     if not MEMORY.match(text):
@@ -44,6 +54,9 @@ class Settings(BaseSettings):
     build_memory_limit: Annotated[str, BeforeValidator(_memory)] = "1GB"
     # Staging in worker processes: auto (when there is a lot to stage), True always, False never.
     stage_processes: Annotated[Literal["auto"] | bool, BeforeValidator(_auto_or_bool)] = "auto"
+    # Keep the replaced warehouse file (<warehouse dir>/.previous/) as the next refresh's start, so a
+    # refresh with something new copies nothing (provider_eval/warehouse.py); off: one file at rest.
+    keep_previous_warehouse: Annotated[bool, BeforeValidator(_yes_or_no)] = True
     # Where dbt's parsed and compiled project is kept between processes (provider_eval/dbt_cache.py);
     # unset: $XDG_CACHE_HOME/provider-eval (~/.cache/provider-eval). The tests set one per run.
     cache_dir: Annotated[Path | None, BeforeValidator(lambda v: v or None)] = None

@@ -113,15 +113,61 @@ def copy_published(published: Path, build: Path) -> bool:
     return True
 
 
+def previous_path(published: Path) -> Path:
+    """Where publish keeps the warehouse it replaced, for the next refresh to start from."""
+    return published.parent / ".previous" / published.name
+
+
+def _open_in_this_process(path: Path) -> bool:
+    """Whether any file descriptor of this process refers to the file at path (True where unknown).
+
+    DuckDB's lock keeps other processes' readers of a file safe from a writer, but not readers in the
+    writer's own process (POSIX locks never conflict within one process): those are found here."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        return True
+    target = path.stat()
+    for fd in fds.iterdir():
+        try:
+            held = os.stat(fd)
+        except OSError:  # closed since it was listed
+            continue
+        if (held.st_dev, held.st_ino) == (target.st_dev, target.st_ino):
+            return True
+    return False
+
+
+@progress.timed("take_previous")
+def take_previous(published: Path, build: Path) -> bool:
+    """Move the warehouse the last publish replaced (previous_path) in as the build's start.
+
+    False (and nothing moved, or the file dropped) when there is none, or a reader in this process
+    still has it open. A reader in another process holds DuckDB's lock on it: connecting for the
+    build then fails, and the caller drops it (its reader keeps the file) and copies instead.
+    Call it under the writer lock."""
+    previous = previous_path(published)
+    if not previous.is_file():
+        return False
+    build.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(previous, build)
+    if _open_in_this_process(build):
+        build.unlink()
+        return False
+    return True
+
+
 @progress.timed("publish")
-def publish(build: Path, published: Path, retired_dir: Path | None = None) -> threading.Thread | None:
+def publish(build: Path, published: Path, retired_dir: Path | None = None,
+            keep_previous: bool = False) -> threading.Thread | None:
     """Atomically replace the published file; readers holding the old one keep their snapshot.
 
-    retired_dir: the replaced file is first linked there (as <published name>.retired-<id>) and
+    retired_dir: a file to drop is first linked there (as <published name>.retired-<id>) and
     removed on a background thread, which is returned: freeing a file's blocks takes time that grows
     with its size (0.75 s for the 3 GB warehouse at SCALE=default), so the rename itself frees
     nothing. A removal cut short (the process killed) leaves the link for the next build's sweep of
-    retired_dir. None: the rename removes it, as before.
+    retired_dir. None: the rename removes it, as before. keep_previous: the replaced file is linked
+    at previous_path instead (the next refresh starts from it, take_previous), and the file kept
+    there before is the one retired.
     """
     with connect(build) as con:
         con.execute("checkpoint")
@@ -129,13 +175,24 @@ def publish(build: Path, published: Path, retired_dir: Path | None = None) -> th
     if wal.exists():
         raise RuntimeError(f"{build} still has a write-ahead log after checkpoint; not publishing")
     retired = None
-    if retired_dir is not None and published.exists():
+    previous = previous_path(published)
+    if retired_dir is not None and (previous.is_file() or (published.exists() and not keep_previous)):
         retired_dir.mkdir(parents=True, exist_ok=True)
         retired = retired_dir / f"{published.name}.retired-{uuid.uuid4().hex}"
         try:
-            os.link(published, retired)
+            if previous.is_file():  # the file kept last time, not taken by this build: dropped now
+                os.replace(previous, retired)
+            else:
+                os.link(published, retired)
         except OSError:  # a file system without hard links: the rename frees the old file itself
             retired = None
+    if keep_previous and published.exists():
+        previous.parent.mkdir(parents=True, exist_ok=True)
+        previous.unlink(missing_ok=True)
+        try:
+            os.link(published, previous)
+        except OSError:  # no hard links here: nothing is kept, the next refresh copies
+            pass
     os.replace(build, published)
     # Make the rename durable before we report success.
     dir_fd = os.open(published.parent, os.O_RDONLY)

@@ -58,6 +58,7 @@ def test_the_build_memory_limit_reaches_the_build_connection(monkeypatch, tmp_pa
 
 @pytest.mark.parametrize("name, value, words", [
     ("PROVIDER_EVAL_STAGE_PROCESSES", "sometimes", "must be auto, 1 (always) or 0 (never)"),
+    ("PROVIDER_EVAL_KEEP_PREVIOUS_WAREHOUSE", "maybe", "must be 1 (yes) or 0 (no)"),
     ("PROVIDER_EVAL_BUILD_MEMORY_LIMIT", "1GB'; drop table x; --", "must be a DuckDB memory limit"),
     ("PROVIDER_EVAL_BUILD_MEMORY_LIMIT", "lots", "must be a DuckDB memory limit"),
 ])
@@ -69,10 +70,18 @@ def test_a_bad_value_is_a_config_error_naming_the_variable(monkeypatch, name, va
     assert err.value.exit_code == 2
 
 
+@pytest.mark.parametrize("value, kept", [("", True), ("yes", True), ("1", True), ("off", False), ("0", False)])
+def test_keep_previous_warehouse_reads_yes_or_no(monkeypatch, value, kept):
+    monkeypatch.setenv("PROVIDER_EVAL_KEEP_PREVIOUS_WAREHOUSE", value)
+    assert get_settings("keep_previous_warehouse").keep_previous_warehouse is kept
+
+
 def test_every_setting_is_documented_with_its_default():
     text = DOC.read_text(encoding="utf-8")
     rows = dict(re.findall(r"^\| `(PROVIDER_EVAL_[A-Z_]+)` \| ([^|]+) \|", text, flags=re.M))
     assert set(rows) >= {env_name(field) for field in Settings.model_fields}
     for field, info in Settings.model_fields.items():
-        shown = "unset" if info.default is None else f"`{info.default}`"
+        # A yes/no setting is shown the way one is written: 1 or 0.
+        default = int(info.default) if isinstance(info.default, bool) else info.default
+        shown = "unset" if default is None else f"`{default}`"
         assert rows[env_name(field)].strip() == shown, field

@@ -52,6 +52,11 @@ def _changes(warehouse):
     return sorted(_raw(warehouse, "select source_name, change from raw.file_changes"))
 
 
+def _started_from(warehouse):
+    """What the last build started from: empty, copy or previous."""
+    return _raw(warehouse, "select started_from from raw.build")[0][0]
+
+
 @pytest.fixture(scope="module")
 def sequence(tmp_path_factory):
     """Refreshes of one warehouse, each after one kind of change, then one full refresh of the end state."""
@@ -83,6 +88,7 @@ def _sequence(tmp_path_factory):
     write_json(root / "detailed" / "run.json", detailed_vllm_result(200, 5, seed=8))
     seen["second"] = _refresh(warehouse, sources)
     seen["second_changes"] = _changes(warehouse)
+    seen["second_start"] = _started_from(warehouse)
     # A file changed in place (its old MI350X price, in no other file, superseded), a source removed,
     # a file rejected.
     (root / "quotes" / "a.csv").write_text(QUOTES.replace(",4.00,", ",4.10,"), encoding="utf-8")
@@ -90,9 +96,11 @@ def _sequence(tmp_path_factory):
     sources = write_sources(root, [quotes, runs, vllm])
     seen["third"] = _refresh(warehouse, sources)
     seen["third_changes"] = _changes(warehouse)
+    seen["third_start"] = _started_from(warehouse)
     # Nothing changed: nothing loaded.
     _refresh(warehouse, sources)
     seen["fourth_changes"] = _changes(warehouse)
+    seen["fourth_start"] = _started_from(warehouse)
     # A dated re-scrape of every offer (new observed_at for all) with one price changed: the cost
     # models keep the other options' rows and must recost the MI300X (issue #20).
     (root / "quotes" / "d.csv").write_text(_dated_rescrape("2.20"), encoding="utf-8")
@@ -128,16 +136,21 @@ def _sequence(tmp_path_factory):
 
 
 def test_each_refresh_loaded_only_what_changed(sequence):
+    """Each build loads what changed since the warehouse it started from: a copy of the published one
+    (the second: no earlier file was replaced yet; the fourth: nothing new since the published one), or
+    the file the last publish replaced, one refresh behind (the third: it catches up the second's changes)."""
     assert sequence["first"].count(("extra", "added")) == 1 and ("quotes", "added") in sequence["first"]
     # The new scrape file and the new version of the benchmark file: the old version stays landed
     # (history), so nothing is removed, but its state changed (superseded).
-    assert sequence["second_changes"] == [("quotes", "added"), ("vllm", "added"), ("vllm", "state")]
+    second = [("quotes", "added"), ("vllm", "added"), ("vllm", "state")]
+    assert (sequence["second_start"], sequence["second_changes"]) == ("copy", second)
     # The new version of a.csv (the old one's state changed); the removed source's file goes; c.csv
-    # is rejected (no rows to load) and so not among the changes.
-    assert sequence["third_changes"] == [("extra", "removed"), ("extra", "state"), ("quotes", "added"),
-                                         ("quotes", "state")]
+    # is rejected (no rows to load) and so not among the changes. Started from the first refresh's
+    # warehouse, the build also loads the second's changes.
+    third = [("extra", "removed"), ("extra", "state"), ("quotes", "added"), ("quotes", "state")]
+    assert (sequence["third_start"], sequence["third_changes"]) == ("previous", sorted(second + third))
     assert any("c.csv" in f["path"] for f in sequence["third"].rejected_files)
-    assert sequence["fourth_changes"] == []
+    assert (sequence["fourth_start"], sequence["fourth_changes"]) == ("copy", [])
     # A full refresh loads every file again.
     assert ("quotes", "added") in sequence["full_changes"] and ("vllm", "added") in sequence["full_changes"]
     assert sequence["second"].rows_quarantined >= 1

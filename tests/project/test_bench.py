@@ -47,9 +47,12 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert c["benchmark_requests_rows"] == c["requests_generated"] - c["requests_of_quarantined_runs"]
     assert result["requests"]["files"] == result["request_files"] > 0
     assert result["incremental_refresh_seconds"] > 0 and "one new quote-csv" in result["incremental_refresh_note"]
-    # The incremental refresh started from a copy of the published warehouse; the full rebuild of the
-    # same inputs is its anchor.
-    assert result["incremental_copy_seconds"] > 0 and result["full_rebuild_seconds"] > 0
+    # The first incremental refresh started from a copy of the published warehouse (no publish had
+    # replaced a file yet); the next one from the file that publish replaced, copying nothing. The full
+    # rebuild of the same inputs is their anchor.
+    assert result["first_incremental_started_from"] == "copy" and result["first_incremental_copy_seconds"] > 0
+    assert result["incremental_started_from"] == "previous" and result["incremental_copy_seconds"] == 0
+    assert result["incremental_take_previous_seconds"] > 0 and result["full_rebuild_seconds"] > 0
     assert result["incremental_ratio_vs_full"] > 0 and result["incremental_ratio_vs_first_refresh"] > 0
     # A quotes-only scrape runs the quote and cost chain, not the models only benchmark runs reach.
     incremental = set(result["incremental_sql_model_seconds"])
