@@ -123,8 +123,8 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
                                                           file_versions)
     incremental = start is not None
     with warehouse.connect_build(build_path, Path(build_dir) / "spill") as con:
-        # What the copy held, to tell which inputs this load changed (an incremental build runs dbt on
-        # what they reach only; the other models' tables stay as copied).
+        # What the start held, to tell which inputs this load changed (an incremental build runs dbt on
+        # what they reach only; the other models' tables stay as they were).
         before = input_changes.content_hashes(con) if incremental else None
         load_reference(con, REFERENCE_DIR)
         loaded = load_staged(con, outcomes, Path(workloads_parquet), now, file_versions, incremental=incremental,
@@ -174,8 +174,9 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
 @task
 def publish(build_path: str, published: str) -> dict:
     """Swap the checked build in as the published warehouse; return public table row counts."""
-    # The replaced file is removed in the background, linked in the build folder meanwhile (the
-    # next refresh's sweep removes it if this process dies first).
+    # The replaced file is kept for the next build (warehouse.previous_path) unless that is turned off;
+    # a file dropped is removed in the background, linked in the build folder meanwhile (the next
+    # refresh's sweep removes it if this process dies first).
     warehouse.publish(Path(build_path), Path(published), retired_dir=Path(published).parent / ".build",
                       keep_previous=get_settings("keep_previous_warehouse").keep_previous_warehouse)
     with warehouse.connect_published(Path(published)) as con:

@@ -186,9 +186,9 @@ def publish(build: Path, published: Path, retired_dir: Path | None = None,
                 os.link(published, retired)
         except OSError:  # a file system without hard links: the rename frees the old file itself
             retired = None
+    previous.unlink(missing_ok=True)  # still there only when it could not be retired (or none is kept)
     if keep_previous and published.exists():
         previous.parent.mkdir(parents=True, exist_ok=True)
-        previous.unlink(missing_ok=True)
         try:
             os.link(published, previous)
         except OSError:  # no hard links here: nothing is kept, the next refresh copies

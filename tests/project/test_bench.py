@@ -52,7 +52,8 @@ def test_bench_tiny_writes_result_json(tmp_path):
     # rebuild of the same inputs is their anchor.
     assert result["first_incremental_started_from"] == "copy" and result["first_incremental_copy_seconds"] > 0
     assert result["incremental_started_from"] == "previous" and result["incremental_copy_seconds"] == 0
-    assert result["incremental_take_previous_seconds"] > 0 and result["full_rebuild_seconds"] > 0
+    # (Moving the file in is a rename: its seconds may round to 0.)
+    assert result["incremental_take_previous_seconds"] >= 0 and result["full_rebuild_seconds"] > 0
     assert result["incremental_ratio_vs_full"] > 0 and result["incremental_ratio_vs_first_refresh"] > 0
     # A quotes-only scrape runs the quote and cost chain, not the models only benchmark runs reach.
     incremental = set(result["incremental_sql_model_seconds"])
