@@ -141,12 +141,16 @@ def _open_in_this_process(path: Path) -> bool:
 def take_previous(published: Path, build: Path) -> bool:
     """Move the warehouse the last publish replaced (previous_path) in as the build's start.
 
-    False (and nothing moved, or the file dropped) when there is none, or a reader in this process
-    still has it open. A reader in another process holds DuckDB's lock on it: connecting for the
-    build then fails, and the caller drops it (its reader keeps the file) and copies instead.
-    Call it under the writer lock."""
+    False (and nothing moved, or the file dropped) when there is none, when another name links the
+    same file (the published one, if a publish was killed between keeping it and its rename: the
+    build would write the published file in place), or a reader in this process still has it open.
+    A reader in another process holds DuckDB's lock on it: connecting for the build then fails, and
+    the caller drops it (its reader keeps the file) and copies instead. Call it under the writer lock."""
     previous = previous_path(published)
     if not previous.is_file():
+        return False
+    if previous.stat().st_nlink > 1:
+        previous.unlink()
         return False
     build.parent.mkdir(parents=True, exist_ok=True)
     os.replace(previous, build)

@@ -1,5 +1,6 @@
 """Atomic publish: readers never hit a lock, and a failed refresh leaves the old warehouse published."""
 import hashlib
+import os
 import shutil
 import threading
 
@@ -162,6 +163,23 @@ def test_take_previous_leaves_a_file_a_reader_in_this_process_holds(tmp_path):
         con.execute("create table t as select 'free' as v")
     assert warehouse.take_previous(published, build) and not previous.exists()
     assert query(build, "select v from t") == [("free",)]
+
+
+def test_take_previous_never_takes_a_file_another_name_links(tmp_path):
+    """A publish killed between keeping the replaced file and its rename leaves the kept file a second
+    name of the published one: building on it would write the published file in place."""
+    from provider_eval import warehouse
+
+    published = tmp_path / "w.duckdb"
+    with duckdb.connect(str(published)) as con:
+        con.execute("create table t as select 'published' as v")
+    previous = warehouse.previous_path(published)
+    previous.parent.mkdir()
+    os.link(published, previous)
+    build = tmp_path / "build" / "warehouse.duckdb"
+    assert not warehouse.take_previous(published, build)
+    assert not build.exists() and not previous.exists() and published.stat().st_nlink == 1
+    assert query(published, "select v from t") == [("published",)]
 
 
 READER = """
