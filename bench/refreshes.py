@@ -95,8 +95,8 @@ def _started_from(warehouse_file: Path) -> str:
 
 
 def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float) -> dict:
-    """One new scrape file refreshed incrementally, then again with nothing new, then the same inputs
-    rebuilt from nothing; same rows?"""
+    """One new scrape file refreshed incrementally (from a copy), one more in steady state (from the
+    previous file), that file rewritten, nothing new, then the same inputs rebuilt from nothing; same rows?"""
     from bench.compare_warehouses import compare
     from bench.synthetic import next_scrape
 

@@ -174,9 +174,10 @@ def load_staged(con: duckdb.DuckDBPyConnection, outcomes: list[FileOutcome], wor
     incremental: raw.* already holds an earlier build's files (can_load_incrementally): only new
     files are appended and the rows of files no longer staged deleted. Returns how many files were
     added and removed. fingerprint: build_fingerprint of the code building it (None: a warehouse no
-    later build may start from). started_from: what the build started from ('empty', or for an incremental
-    one 'copy' or 'previous': flows/refresh.py `_start`), kept in raw.build. tables_changed: the staged tables whose rows this load inserted or
-    deleted, or that hold rows of a file whose state changed (every one in a full load).
+    later build may start from). started_from: what the build started from ('empty', or for an
+    incremental one 'copy' or 'previous': flows/refresh.py `_start`), kept in raw.build.
+    tables_changed: the staged tables whose rows this load inserted or deleted, or that hold rows of
+    a file whose state changed (every one in a full load).
     """
     wanted = {k: o for o in outcomes if (k := load_key(o)) is not None}
     changed: set[tuple[str, str]] = set()
