@@ -6,28 +6,24 @@
    rows decided. A full build (empty warehouse or dbt --full-refresh) takes every row and runs none of
    the deletes. #}
 
-{# Rows of files this build added: true for every row of a full build. #}
-{% macro file_is_added(alias) -%}
-    {%- if is_incremental() -%}
-    exists (
-        select 1 from {{ source('raw', 'file_changes') }} as c
-        where c.change = 'added' and c.source_name = {{ alias }}.source_name and c.file_sha256 = {{ alias }}.file_sha256
+{# The rows of a staged raw table whose file this build changed as `changes` names ('added', 'state'):
+   every row of a full build. Found by a narrow read of the file keys, then fetched by row id: a filter
+   on the keys alone made DuckDB read every column of every row, a cost that grew with the history
+   (0.65 s of each scheduled refresh at SCALE=default, docs/benchmark.md); a new file's rows are the
+   table's last, so the row ids name only its row groups. #}
+{% macro raw_rows_of_files(relation, changes=['added']) -%}
+    select * from {{ relation }}
+    {%- if is_incremental() %}
+    where rowid in (
+        select r.rowid
+        from {{ relation }} as r
+        semi join (
+            select source_name, file_sha256 from {{ source('raw', 'file_changes') }}
+            where change in ('{{ changes | join("', '") }}')
+        ) as c
+            on c.source_name = r.source_name and c.file_sha256 = r.file_sha256
     )
-    {%- else -%}
-    true
-    {%- endif -%}
-{%- endmacro %}
-
-{# Whether this build changed the state of the row's file (false for every row of a full build). #}
-{% macro file_state_changed(alias) -%}
-    {%- if is_incremental() -%}
-    exists (
-        select 1 from {{ source('raw', 'file_changes') }} as c
-        where c.change = 'state' and c.source_name = {{ alias }}.source_name and c.file_sha256 = {{ alias }}.file_sha256
-    )
-    {%- else -%}
-    false
-    {%- endif -%}
+    {%- endif %}
 {%- endmacro %}
 
 {# Pre-hook: delete the rows of files added (their rows come again) or removed, and of the files

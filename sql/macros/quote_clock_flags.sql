@@ -1,6 +1,6 @@
 {# The quote flags that depend on when the refresh runs, not on the observation alone: one
-   definition for stg_quote_observations' select and for the update an incremental build runs on
-   the rows it kept. #}
+   definition for int_quote_latest's select and for the update an incremental build runs on the
+   rows it kept. #}
 
 {% macro quote_is_expired(refreshed_at) -%}
     coalesce(valid_until < {{ refreshed_at }}::date, false)
@@ -22,7 +22,7 @@
         or is_too_old <> {{ quote_is_too_old(refreshed_at) }})
 {%- endmacro %}
 
-{# Post-hook of stg_quote_observations and int_quote_latest: the kept rows' flags as of this refresh
+{# Post-hook of int_quote_latest: the kept rows' flags as of this refresh
    (only rows whose flag changed are written). A no-op statement on a full build, which computed
    them all. #}
 {% macro refresh_quote_clock_flags() -%}

@@ -47,24 +47,34 @@ def test_nothing_moves_at_the_same_time_of_day(built):
 
 
 def test_a_quote_flag_the_clock_now_decides_otherwise_moves_it(built):
-    """Each stored flag of either table, when it is not what the clock says, counts."""
+    """Each stored flag, when it is not what the clock says, counts."""
     con, refreshed_at = built
-    for table in ("staging.stg_quote_observations", "intermediate.int_quote_latest"):
-        for flag in ("is_expired", "is_not_yet_valid", "is_too_old"):
-            con.execute(f"update {table} set {flag} = not {flag} "
-                        f"where offer_option_id = (select min(offer_option_id) from {table})")
-            assert _moves(con, refreshed_at) == (True, False), (table, flag)
-            con.execute(f"update {table} set {flag} = not {flag} "
-                        f"where offer_option_id = (select min(offer_option_id) from {table})")
-            assert _moves(con, refreshed_at) == (False, False)
+    table = "intermediate.int_quote_latest"
+    for flag in ("is_expired", "is_not_yet_valid", "is_too_old"):
+        con.execute(f"update {table} set {flag} = not {flag} "
+                    f"where offer_option_id = (select min(offer_option_id) from {table})")
+        assert _moves(con, refreshed_at) == (True, False), flag
+        con.execute(f"update {table} set {flag} = not {flag} "
+                    f"where offer_option_id = (select min(offer_option_id) from {table})")
+        assert _moves(con, refreshed_at) == (False, False)
+
+
+def test_the_history_holds_no_flag_the_clock_decides(built):
+    """Staging keeps no clock-decided column: a refresh never rewrites (or scans for) the history's rows
+    to age them; only each option's latest observation carries the flags."""
+    con, _ = built
+    columns = {r[0] for r in con.execute(
+        "select column_name from information_schema.columns "
+        "where table_schema = 'staging' and table_name = 'stg_quote_observations'").fetchall()}
+    assert "observed_at" in columns and "is_age_unknown" in columns
+    assert not columns & {"is_expired", "is_not_yet_valid", "is_too_old"}
 
 
 def test_a_new_day_moves_the_costed_quotes_ages(built):
     """With no flag that can age, a day later still changes every dated quote's age in days."""
     con, refreshed_at = built
-    for table in ("staging.stg_quote_observations", "intermediate.int_quote_latest"):
-        con.execute(f"update {table} set valid_until = null, valid_from = null, max_quote_age_days = null, "
-                    "is_expired = false, is_not_yet_valid = false, is_too_old = false")
+    con.execute("update intermediate.int_quote_latest set valid_until = null, valid_from = null, "
+                "max_quote_age_days = null, is_expired = false, is_not_yet_valid = false, is_too_old = false")
     assert con.execute("select count(quote_age_days) from intermediate.int_workload_costs").fetchone()[0] > 0
     assert _moves(con, _same_day(refreshed_at)) == (False, False)
     assert _moves(con, refreshed_at + dt.timedelta(days=1)) == (True, False)
@@ -90,7 +100,7 @@ def test_only_these_models_read_the_clock():
     (its clock-decided columns compared), or a refresh would keep a stale row."""
     named = {p.relative_to(SQL_DIR).as_posix() for p in SQL_DIR.rglob("*.sql")
              if re.search(r"source\(\s*'raw'\s*,\s*'refresh'\s*\)", p.read_text(encoding="utf-8"))}
-    assert named == {"models/staging/stg_quote_observations.sql", "models/intermediate/int_refresh_moves.sql",
+    assert named == {"models/intermediate/int_quote_latest.sql", "models/intermediate/int_refresh_moves.sql",
                      "macros/quote_clock_flags.sql", "macros/workload_cost_incremental.sql"}
 
 
@@ -130,13 +140,13 @@ def _refreshed(tmp_path_factory):
     out["nothing_new"] = _models_built(lambda: out.update(nothing_new_gated=_gated(lambda: _refresh(warehouse, sources))))
     out["docs_kept"] = docs.stat().st_mtime_ns == docs_before
     out["nothing_new_vs_full"] = _equals_full_rebuild(warehouse, sources, DEFAULT_WORKLOADS)
-    flagged = "offer_option_id = (select min(offer_option_id) from staging.stg_quote_observations)"
+    flagged = "offer_option_id = (select min(offer_option_id) from intermediate.int_quote_latest)"
     with duckdb.connect(str(warehouse)) as con:
-        con.execute(f"update staging.stg_quote_observations set is_expired = not is_expired where {flagged}")
+        con.execute(f"update intermediate.int_quote_latest set is_expired = not is_expired where {flagged}")
     out["clock"] = _models_built(lambda: out.update(clock_gated=_gated(lambda: _refresh(warehouse, sources))))
     with duckdb.connect(str(warehouse), read_only=True) as con:
         out["expired_after"] = con.execute(
-            f"select is_expired from staging.stg_quote_observations where {flagged}").fetchall()
+            f"select is_expired from intermediate.int_quote_latest where {flagged}").fetchall()
     out["clock_vs_full"] = _equals_full_rebuild(warehouse, sources, DEFAULT_WORKLOADS)
     return out
 
@@ -152,8 +162,10 @@ def test_a_refresh_with_nothing_new_builds_only_the_file_version_models(refreshe
 
 def test_a_flag_the_clock_decides_otherwise_rebuilds_what_the_clock_reaches(refreshed):
     assert refreshed["clock_gated"]
-    assert {"stg_quote_observations", "int_quote_latest", "int_offers", "offers", "int_workload_costs",
+    assert {"int_quote_latest", "int_offers", "offers", "int_workload_costs",
             "int_workload_ranks"} <= refreshed["clock"]
+    # The history's models do not depend on the clock: they stay as they were.
+    assert not {"stg_quote_observations", "offer_history"} & refreshed["clock"]
     assert refreshed["expired_after"] == [(False,)] * len(refreshed["expired_after"]) != []
     differences = refreshed["clock_vs_full"]
     assert differences and all(d == (0, 0) for d in differences.values()), differences

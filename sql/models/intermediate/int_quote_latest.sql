@@ -15,7 +15,10 @@
 -- candidate that ties it adds the observations at that time, the only others that can win. What
 -- any other change can move is found again from every observation: the options of a source that lost
 -- a file (their rows are deleted first), and the other options no current file lists (is_not_listed
--- counts reads, which any read may change).
+-- counts reads, which any read may change). The flags that age with the refresh's clock (expired,
+-- not yet valid, too old) are computed here, for the latest observations only; a post-hook brings
+-- the kept rows' flags up to the refresh's time.
+{%- set refreshed_at = "(select refreshed_at from " ~ source('raw', 'refresh') ~ ")" %}
 {{ config(materialized='incremental', incremental_strategy='delete+insert', unique_key='offer_option_id',
           pre_hook="{{ delete_changed_sources_and_withdrawn_latest() }}",
           post_hook="{{ refresh_quote_clock_flags() }}") }}
@@ -27,7 +30,8 @@ with
 stored as (
     -- The latest observations the copied warehouse holds (its changed sources' rows deleted), with
     -- their files' states now.
-    select t.* exclude (is_not_listed), coalesce(f.state, 'current') as file_state
+    select t.* exclude (is_not_listed, is_expired, is_not_yet_valid, is_too_old),
+        coalesce(f.state, 'current') as file_state
     from {{ this }} as t
     left join {{ ref('int_file_states') }} as f
         on f.source_name = t.source_name and f.file_sha256 = t.file_sha256
@@ -259,6 +263,9 @@ final as (
     select
         -- loaded_in_build names the build that loaded the observation: bookkeeping, not a fact of the quote.
         l.* exclude (file_state, is_listed_now, loaded_in_build),
+        {{ quote_is_expired(refreshed_at) }} as is_expired,
+        {{ quote_is_not_yet_valid(refreshed_at) }} as is_not_yet_valid,
+        {{ quote_is_too_old(refreshed_at) }} as is_too_old,
         coalesce(r.reads_without >= 2, false) as is_not_listed
     from latest as l
     left join unlisted as r using (offer_option_id)

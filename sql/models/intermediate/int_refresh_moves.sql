@@ -4,9 +4,9 @@
 -- and skips what they alone reach when the answer is no (docs/production.md). A view: evaluated
 -- then, never stored.
 --   clock_moves: a quote flag that ages (expired, not yet valid, too old) is no longer what
---     stg_quote_observations or int_quote_latest holds, or a costed option's clock state (its quote
---     age in days) no longer what int_workload_costs holds. Nothing else reads raw.refresh
---     (tests/flows/test_refresh_moves.py keeps it so).
+--     int_quote_latest holds, or a costed option's clock state (its quote age in days) no longer
+--     what int_workload_costs holds. Nothing else reads raw.refresh (tests/flows/test_refresh_moves.py
+--     keeps it so).
 --   reads_move: an option no current file lists is not flagged is_not_listed yet, so this read may
 --     flag it. While file states stay, reads only add up: a flagged option stays flagged and an
 --     option a current file lists is never flagged (int_quote_latest).
@@ -18,10 +18,6 @@ with refresh as (
 
 select
     exists (
-        select 1 from {{ ref('stg_quote_observations') }}
-        where {{ quote_clock_flags_differ('(select refreshed_at from refresh)') }}
-    )
-    or exists (
         select 1 from {{ ref('int_quote_latest') }}
         where {{ quote_clock_flags_differ('(select refreshed_at from refresh)') }}
     )

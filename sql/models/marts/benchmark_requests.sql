@@ -10,11 +10,10 @@
 with requests as (
     -- Only requests of files whose runs count (int_current_benchmark_runs): superseded versions leave.
     select r.*
-    from {{ source('raw', 'benchmark_requests') }} as r
+    from ({{ raw_rows_of_files(source('raw', 'benchmark_requests'), ['added', 'state']) }}) as r
     left join {{ ref('int_file_states') }} as f
         on f.source_name = r.source_name and f.file_sha256 = r.file_sha256
     where coalesce(f.state, 'current') = 'current'
-        and ({{ file_is_added('r') }} or {{ file_state_changed('r') }})
 ),
 
 final as (

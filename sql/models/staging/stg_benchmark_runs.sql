@@ -8,8 +8,7 @@
 -- depends_on: {{ source('raw', 'file_changes') }}
 
 with runs as (
-    select * from {{ source('raw', 'benchmark_runs') }} as r
-    where {{ file_is_added('r') }}
+    {{ raw_rows_of_files(source('raw', 'benchmark_runs')) }}
 ),
 
 final as (

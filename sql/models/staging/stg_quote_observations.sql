@@ -3,26 +3,21 @@
 -- offer option gets its one key (offer_option_id, and cross_source_option_id across sources),
 -- which every later model joins on.
 -- Incremental (macros/incremental_files.sql): a build from the published warehouse converts only
--- the observations of new files (stamped with the build's number, loaded_in_build); the three flags
--- that age with the refresh's clock are brought up to date on every row afterwards
--- (refresh_quote_clock_flags).
+-- the observations of new files (stamped with the build's number, loaded_in_build). Nothing here
+-- depends on when the refresh runs: the flags that age with its clock (expired, not yet valid, too
+-- old) belong to an option's latest observation (int_quote_latest), so a refresh never rewrites
+-- the history's rows (keeping them here meant scanning every row on every refresh).
 {{ config(materialized='incremental', incremental_strategy='append',
-          pre_hook="{{ delete_changed_files(with_state=false) }}",
-          post_hook="{{ refresh_quote_clock_flags() }}") }}
+          pre_hook="{{ delete_changed_files(with_state=false) }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
 
 with observations as (
-    select * from {{ source('raw', 'quote_observations') }} as o
-    where {{ file_is_added('o') }}
+    {{ raw_rows_of_files(source('raw', 'quote_observations')) }}
 ),
 
 fx as (
     select currency, usd_per_unit::decimal(38, 9) as usd_per_unit, rate_date::date as rate_date
     from {{ source('ref', 'fx_rates') }}
-),
-
-refresh as (
-    select refreshed_at from {{ source('raw', 'refresh') }}
 ),
 
 hours_per_month as (
@@ -83,9 +78,6 @@ final as (
         (licence_per_hour * fx_usd_per_unit)::decimal(18, 6) as licence_usd_per_hour,
         (setup_fee * fx_usd_per_unit)::decimal(18, 6) as setup_fee_usd,
         (support_per_month * fx_usd_per_unit)::decimal(18, 6) as support_usd_per_month,
-        {{ quote_is_expired('(select refreshed_at from refresh)') }} as is_expired,
-        {{ quote_is_not_yet_valid('(select refreshed_at from refresh)') }} as is_not_yet_valid,
-        {{ quote_is_too_old('(select refreshed_at from refresh)') }} as is_too_old,
         -- Undated (observed_at is only when the file landed): its age is unknown, so it cannot be
         -- shown to be within an age limit (QUOTE_AGE_UNKNOWN); a pending request has no price to age.
         observed_at_basis = 'landed_at' and max_quote_age_days is not null and quote_status = 'quoted'
