@@ -83,15 +83,17 @@ final as (
         observed_at_basis = 'landed_at' and max_quote_age_days is not null and quote_status = 'quoted'
             as is_age_unknown,
         -- Same quote content (whatever file or serialisation it came in) = same hash; a time the
-        -- file did not state (arrival time) is not content.
-        md5(concat_ws('|', provider, offer_id, gpu_model, gpu_name_raw, gpus_per_node, billing_model,
+        -- file did not state (arrival time) is not content. Hashed as a JSON array: every field in
+        -- its place, empty ones as null and text quoted (concat_ws skipped empty fields, so a value in
+        -- the neighbouring column, a quote valid from a day against one valid until it, hashed the same).
+        md5(to_json(row(provider, offer_id, gpu_model, gpu_name_raw, gpus_per_node, billing_model,
             tier, commitment_term_hours, price_amount, currency, price_unit, price_scope,
             billing_granularity, min_term_hours, storage_per_gb_month, egress_per_gb, licence_per_hour,
             setup_fee, support_per_month, valid_from, valid_until, region, notes, rocm_version, os,
             kernel, amdgpu_driver_version, vram_bytes_stated,
             case when observed_at_stated then observed_at end,
             quote_status, requested_on, cpu_model, cpu_cores, system_ram_bytes, nvme_bytes,
-            interconnect, network_gbps, virtualisation, software_tested)) as observation_hash,
+            interconnect, network_gbps, virtualisation, software_tested))) as observation_hash,
         -- One offer option (offer × billing option, per source): the grain of int_quote_latest and
         -- offers, as one key. A tier or commitment term left empty is part of it (null ≠ '').
         md5(to_json([source_name, provider, offer_id, billing_model, tier, commitment_term_hours::varchar]))
