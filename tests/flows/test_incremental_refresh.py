@@ -108,6 +108,17 @@ def _sequence(tmp_path_factory):
     seen["rescrape_mi300x"] = _raw(warehouse, "select distinct usd_per_node_hour, observed_at from workload_costs "
                                               "where offer_id = 'seed-000-mi300x-server'")
     seen["rescrape_observed"] = _raw(warehouse, "select count(distinct observed_at) from workload_costs")
+    # The same dated scrape delivered again in another file (its rows in another order): the same
+    # content, so each of its groups in offer_history is merged with the stored row (found by its
+    # stated time), not added twice.
+    header, *rows = (root / "quotes" / "d.csv").read_text(encoding="utf-8").splitlines()
+    (root / "quotes" / "d2.csv").write_text("\n".join([header, *reversed(rows)]) + "\n", encoding="utf-8")
+    _refresh(warehouse, sources)
+    seen["redelivered"] = _raw(warehouse, "select count(*), min(times_observed), max(times_observed), "
+                                          "count(distinct observation_hash) from offer_history "
+                                          "where observed_at_stated and observed_at = "
+                                          "(select max(observed_at) from offer_history where observed_at_stated)")
+    seen["redelivered_rows"] = len(rows)
     # A second MI325X offer of the same provider under the same key (another region, say): the kept
     # MI325X rows' config id must gain its /offer_id suffix too, though their costs did not change.
     mi325x = QUOTES.splitlines()[2]
@@ -173,6 +184,9 @@ def test_incremental_refresh_recosts_a_changed_price_and_a_changed_workload(sequ
     (price, observed), = sequence["rescrape_mi300x"]
     assert price == Decimal("2.2") and observed > dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)
     assert sequence["rescrape_observed"] == [(1,)]
+    # Re-delivered: one row per content group, each observed twice.
+    n = sequence["redelivered_rows"]
+    assert sequence["redelivered"] == [(n, 2, 2, n)]
     assert sequence["mi325x_config_ids"] == [
         ("seed-000-mi325x-second", "seed-000-example/MI325X/1/on_demand/seed-000-mi325x-second"),
         ("seed-000-mi325x-server", "seed-000-example/MI325X/1/on_demand/seed-000-mi325x-server")]

@@ -11,10 +11,11 @@
 -- (a current file carries it). A group with an observation in a file whose state changed (the
 -- version a new one superseded at its path, a withdrawn file) or a new observation whose file is
 -- already not current (two versions of a new path in one refresh) is found again from every
--- observation instead: only superseded_by depends on file states. dbt's delete+insert then
--- replaces those groups' rows.
-{{ config(materialized='incremental', incremental_strategy='delete+insert',
-          unique_key=['source_name', 'observation_hash'],
+-- observation instead: only superseded_by depends on file states. Those groups' stored rows are
+-- found by their keys (a group whose time is part of its content by that time too, so DuckDB reads
+-- only the row groups of that time) and replaced by row id (macros/replace_rows.sql): a delete by
+-- the key alone read every key of the history on every refresh.
+{{ config(materialized='incremental', incremental_strategy='replace_rows',
           pre_hook="{{ delete_changed_sources() }}") }}
 -- depends_on: {{ source('raw', 'file_changes') }}
 -- depends_on: {{ source('raw', 'build') }}
@@ -132,7 +133,11 @@ distinct_observations as (
 {%- if is_incremental() %}
 
 merged_groups as materialized (
-    select distinct source_name, observation_hash
+    select distinct
+        source_name, observation_hash,
+        -- A time the file stated is part of the content (observation_hash): every observation of the
+        -- group, stored or new, has this one.
+        case when observed_at_stated then observed_at end as stated_observed_at
     from added as a
     where not exists (
         select 1 from regrouped as g
@@ -140,24 +145,42 @@ merged_groups as materialized (
     )
 ),
 
+stored_rows as materialized (
+    -- The stored row (row id) of each merged group and each regrouped one: the rows this build
+    -- replaces. Found by narrow reads of the keys, each skipped when it has nothing to find: a group
+    -- with a stated time by that time too, so DuckDB reads only the row groups of that time (the rows
+    -- are stored roughly in the order they were observed), where the hash alone, being random, made
+    -- it read every key of the history. A dbt unit test's stand-in for this table (a CTE: `this`
+    -- renders as its name) has no row ids: its rows are found by their keys, and replace none.
+    {%- set stored_rowid = 'null::bigint' if this is string else 's.rowid' %}
+    select {{ stored_rowid }} as stored_rowid, s.source_name, s.observation_hash, true as is_merged
+    from {{ this }} as s
+    semi join (select * from merged_groups where stated_observed_at is not null) as g
+        on g.source_name = s.source_name and g.observation_hash = s.observation_hash
+        and g.stated_observed_at = s.observed_at
+    union all
+    select {{ stored_rowid }}, s.source_name, s.observation_hash, true
+    from {{ this }} as s
+    semi join (select * from merged_groups where stated_observed_at is null) as g
+        on g.source_name = s.source_name and g.observation_hash = s.observation_hash
+    union all
+    select {{ stored_rowid }}, s.source_name, s.observation_hash, false
+    from {{ this }} as s
+    semi join regrouped as g
+        on g.source_name = s.source_name and g.observation_hash = s.observation_hash
+),
+
 merge_candidates as (
     -- Each merged group's stored row (its first observation so far) and its new observations, each
-    -- a group of one. The stored rows are found by their keys alone, then read whole by row id:
-    -- reading every column of the table to find them took twice as long (SCALE=default). A dbt
-    -- unit test's stand-in for this table (a CTE: `this` renders as its name) has no row ids and
-    -- is read by its keys: the same rows.
-    select t.* exclude (superseded_by)
+    -- a group of one. The stored rows are read whole by row id: reading every column of the table to
+    -- find them took twice as long (SCALE=default).
+    select t.* exclude (superseded_by), {{ stored_rowid | replace('s.', 't.') }} as stored_rowid
     from {{ this }} as t
     {%- if this is string %}
-    semi join merged_groups as g
+    semi join (select * from stored_rows where is_merged) as g
         on g.source_name = t.source_name and g.observation_hash = t.observation_hash
     {%- else %}
-    where t.rowid in (
-        select s.rowid
-        from {{ this }} as s
-        semi join merged_groups as g
-            on g.source_name = s.source_name and g.observation_hash = s.observation_hash
-    )
+    where t.rowid in (select stored_rowid from stored_rows where is_merged)
     {%- endif %}
     union all by name
     select a.* exclude (file_state, file_superseded_by, file_last_seen_at), a.observed_at as last_observed_at, 1::bigint as times_observed
@@ -168,18 +191,22 @@ merge_candidates as (
 
 merged as (
     select
-        * replace (
+        * exclude (stored_rowid) replace (
             max(last_observed_at) over same_content as last_observed_at,
             sum(times_observed) over same_content::bigint as times_observed
         ),
-        null::varchar as superseded_by
+        null::varchar as superseded_by,
+        max(stored_rowid) over same_content as replaces_rowid
     from merge_candidates
     window same_content as (partition by source_name, observation_hash)
     qualify {{ first_observation_of_content() }}
 ),
 
 distinct_or_merged as (
-    select * from distinct_observations
+    select d.*, r.stored_rowid as replaces_rowid
+    from distinct_observations as d
+    left join (select * from stored_rows where not is_merged) as r
+        on r.source_name = d.source_name and r.observation_hash = d.observation_hash
     union all by name
     select * from merged
 ),
@@ -196,6 +223,10 @@ final as (
         tier, commitment_term_hours, vram_bytes_stated, observed_at_stated,
         last_observed_at, times_observed, observation_hash,
         quote_status, requested_on, superseded_by
+        {%- if is_incremental() %},
+        -- The stored row this one replaces (macros/replace_rows.sql; not a column of the table).
+        replaces_rowid
+        {%- endif %}
     from {{ 'distinct_or_merged' if is_incremental() else 'distinct_observations' }}
 )
 
