@@ -168,6 +168,13 @@ def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float
         "full_rebuild_stages_seconds": {k: v["seconds"] for k, v in full_clock.report(1).items()},
         "incremental_ratio_vs_full": round(incremental_s / full_s, 3),
         "incremental_ratio_vs_first_refresh": round(incremental_s / refresh_s, 3),
+        # Per refresh: the models whose first attempt ran out of memory and was built again alone, with
+        # the seconds that attempt took ({} everywhere: no rerun).
+        "memory_reruns_seconds": {"first_incremental": warm.clock.memory_rerun_seconds,
+                                  "incremental": again_clock.memory_rerun_seconds,
+                                  "version": version.clock.memory_rerun_seconds,
+                                  "unchanged": idle.clock.memory_rerun_seconds,
+                                  "full_rebuild": full_clock.memory_rerun_seconds},
         # Public tables whose rows differ between the incremental and the full build ({} = identical).
         "incremental_vs_full_differences": differences,
     }

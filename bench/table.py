@@ -37,6 +37,10 @@ def print_table(r: dict) -> None:
           f"{r['unchanged_models_run']} SQL models run"
           + (" (a UTC midnight fell between the two refreshes: every quote aged a day)"
              if r.get("unchanged_refresh_crossed_utc_day") else ""))
+    reruns = {"first": r["memory_rerun_seconds"], **r["memory_reruns_seconds"]}
+    print("SQL models built again alone after running out of memory side by side: "
+          + ("; ".join(f"{when} refresh: " + ", ".join(f"{m} ({s:.1f}s lost)" for m, s in models.items())
+                       for when, models in reruns.items() if models) or "none"))
     print(f"\nbench {r['scale']}: {r['rows_offers']:,} offer rows, {r['rows_requests']:,} request rows, refresh {r['refresh_seconds']:.1f}s, "
           f"ingest {r['ingest_ratio_vs_duckdb_plain']}x plain DuckDB read_csv (CPU {r['ingest_cpu_ratio_vs_duckdb_plain']}x), "
           f"{r['ingest_ratio_vs_duckdb']}x union_by_name (CPU {r['ingest_cpu_ratio_vs_duckdb']}x), "

@@ -64,6 +64,8 @@ class StageClock:
         self.model_seconds: dict[str, float] = {}  # the last dbt build: seconds per SQL model
         self.check_seconds = 0.0  # the last dbt build: seconds of its data tests together
         self.check_seconds_by_name: dict[str, float] = {}  # the last dbt build: seconds per data test
+        # The last dbt build: seconds of the first attempts that ran out of memory (built again alone).
+        self.memory_rerun_seconds: dict[str, float] = {}
         self._sample_s, self._stop, self._lock = sample_s, threading.Event(), threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -85,6 +87,7 @@ class StageClock:
                 self.model_seconds = {n.name: round(n.seconds, 3) for n in nodes if n.resource_type == "model"}
                 self.check_seconds = round(sum(n.seconds for n in nodes if n.resource_type == "test"), 3)
                 self.check_seconds_by_name = {n.name: round(n.seconds, 3) for n in nodes if n.resource_type == "test"}
+                self.memory_rerun_seconds = {n.name: round(n.seconds, 3) for n in span.detail.get("memory_reruns", [])}
             self.samples.append((span.end, rss_bytes()))  # short spans fall between samples
 
     def _sample(self):

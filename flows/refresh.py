@@ -157,6 +157,9 @@ def build(outcomes: list[FileOutcome], workloads_parquet: str, build_dir: str, s
                             None, target_dir=Path(dbt_target_dir) if dbt_target_dir else None,
                             on_node=node_done, full_refresh=not incremental, changed_inputs=changed,
                             reads_settled=reads_settled)
+    if built.memory_reruns:  # the build still succeeded; the log says why it took longer
+        log.warning("%d SQL model(s) ran out of memory side by side and were built again one at a time: %s",
+                    len(built.memory_reruns), ", ".join(f"{n.name} ({n.seconds:.1f} s lost)" for n in built.memory_reruns))
     if built.problem:
         return str(build_path), built.problem, False
     # Only a full build's manifest: an incremental one compiled the incremental branches, which

@@ -3,7 +3,7 @@ import datetime as dt
 import json
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -43,6 +43,9 @@ class BuildResult:
     nodes: list[NodeResult]
     problem: str | None
     kept: int = 0  # models not run (no changed input reaches them): their tables stay as copied
+    # The first attempts of nodes that ran out of memory side by side and were built again one at a
+    # time (their failed outcome and seconds): a build that needed a rerun took longer than its nodes say.
+    memory_reruns: list[NodeResult] = field(default_factory=list)
 
     @property
     def models(self) -> list[NodeResult]:
@@ -290,6 +293,8 @@ def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spil
         result = invoke("build", sql_dir, work_dir, extra, on_node, target_dir, manifest, file_log="none")
         nodes, success = _node_results(result.result), result.success
         again = out_of_memory_rerun(nodes)
+        first_attempts = [n for n in nodes if n.name in again and n.status != "skipped"]
+        detail["memory_reruns"] = first_attempts
         if again:
             # Models built side by side share the build's one memory limit: two heavy ones together
             # can need more than it holds while each fits alone (a full build at SCALE=default, now and
@@ -305,7 +310,7 @@ def build(database: Path, sql_dir: Path, work_dir: Path, memory_limit: str, spil
             # The build compiled every model and test into the manifest it ran.
             dbt_cache.keep_compiled(sql_dir, lambda path: manifest.writable_manifest().write(str(path)))
         kept = 0 if changed_inputs is None else _materialized_models(manifest) - sum(n.resource_type == "model" for n in nodes)
-        return BuildResult(nodes, problem, kept)
+        return BuildResult(nodes, problem, kept, first_attempts)
 
 
 def slowest(nodes: list[NodeResult], n: int = 3) -> str:

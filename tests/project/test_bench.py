@@ -61,6 +61,10 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert not incremental & {"stg_benchmark_runs", "benchmark_runs", "benchmark_requests", "int_benchmark_throughputs"}
     assert result["incremental_models_kept"] == len(result["sql_model_seconds"]) - len(incremental) > 0
     assert result["incremental_vs_full_differences"] == {}
+    # Tiny inputs fit the build's memory: no model ran out of it in any refresh (the bench would name it).
+    assert result["memory_rerun_seconds"] == {}
+    assert result["memory_reruns_seconds"] == {
+        when: {} for when in ("first_incremental", "incremental", "version", "unchanged", "full_rebuild")}
     # The same scrape file rewritten (a new version of its path): the quote chain again, and the
     # comparison above covers it (the full rebuild reads the same landed versions).
     assert result["version_refresh_seconds"] > 0 and result["version_ratio_vs_full"] > 0
@@ -103,6 +107,7 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert result["rankings_rows"] > 0
     summary = done.stdout.strip().splitlines()
     assert any(line.startswith("bench tiny:") and "plain DuckDB read_csv" in line for line in summary)
+    assert "SQL models built again alone after running out of memory side by side: none" in summary
     assert not (tmp_path / "work").exists()  # scratch inputs removed unless --keep
 
 

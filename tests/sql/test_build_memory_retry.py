@@ -74,6 +74,8 @@ def test_models_that_ran_out_of_memory_are_built_again_one_at_a_time(tmp_path):
     # The first invocation: flaky failed, what reads it was skipped; the second built only those.
     assert seen.count("flaky:error") == 1 and seen.count("flaky:success") == 1
     assert seen.count("steady:success") == 1 and seen.count("after_flaky:success") == 1
+    # The failed first attempt is kept apart (its seconds are time the build lost), not among the nodes.
+    assert [(n.name, n.status) for n in result.memory_reruns] == [("flaky", "error")]
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         assert con.execute("select y from main.after_flaky").fetchall() == [(2,)]
 
@@ -84,3 +86,4 @@ def test_another_failure_is_not_run_again(tmp_path):
     assert result.problem is not None and "flaky" in result.problem and "Invalid Input Error" in result.problem
     assert seen.count("flaky:error") == 1 and not any(s.startswith("flaky:success") for s in seen)
     assert len(list((tmp_path / "markers").glob("*/*.csv"))) == 1  # one attempt only
+    assert result.memory_reruns == []
