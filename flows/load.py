@@ -116,11 +116,17 @@ def load_reference(con: duckdb.DuckDBPyConnection, reference_dir: Path) -> list[
     return names
 
 
+def is_version_column(name: str) -> bool:
+    """Whether a reference column holds version identifiers (rocm_version, torch_major_minor, …)."""
+    return "version" in name or name.endswith("major_minor")
+
+
 def _text_types(path: Path) -> str:
-    """Columns named *version* stay text: type sniffing would read '2.10' as 2.1 and '6.0' as 6."""
+    """Version columns stay text: type sniffing would read '2.10' as 2.1 (PyTorch 2.10 would pass for
+    2.1) and '6.0' as 6."""
     with path.open(newline="", encoding="utf-8") as f:
         header = next(csv.reader(f), [])
-    text = [c for c in header if "version" in c]
+    text = [c for c in header if is_version_column(c)]
     if not text:
         return ""
     return ", types = {" + ", ".join("'" + c.replace("'", "''") + "': 'VARCHAR'" for c in text) + "}"

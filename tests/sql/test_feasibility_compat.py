@@ -4,7 +4,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from provider_eval import feasibility
+from provider_eval import feasibility, reference
 from provider_eval.cli import app
 
 
@@ -35,6 +35,8 @@ STACKS = [
     (('MI300X', '7.1.0', 'Ubuntu 24.04.3'), {'driver': '30.20.0'}),
     (('MI300X', '7.1.0', 'Ubuntu 24.04.3'), {'driver': '6.2.x'}),
     (('MI300X', '7.1.0', 'Ubuntu 24.04.3'), {'driver': '6.8.5'}),
+    (('MI300X', '7.1.0', 'Ubuntu 24.04.3'), {'torch': '2.1.2'}),
+    (('MI300X', '7.1.0', 'Ubuntu 24.04.3'), {'torch': '2.10.0'}),
     (('H100 SXM', '6.4.1', 'Ubuntu 22.04.5'), {}),
     (('Radeon AI PRO R9700', '6.4', 'Ubuntu 24.04.2'), {}),
     (('MI999X', '6.4.1', 'Ubuntu 22.04.5'), {'engine': None}),
@@ -49,6 +51,8 @@ STACKS = [
     (('MI350X', '6.4.3', 'Ubuntu 22.04.5'), {}),
     (('MI350X', '6.4', 'Ubuntu 22.04.5'), {}),
     (('MI350X', '6.4.x', 'Ubuntu 22.04.5'), {}),
+    (('MI300X', '7.1.0', 'RHEL 9.5'), {}),
+    (('MI300X', '7.1.0', 'Ubuntu 24.04.3', '6.11.0-1-generic'), {}),
 ]
 _results: dict = {}
 
@@ -129,6 +133,41 @@ def test_pytorch_and_driver_checks():
     assert compat("MI300X", "7.1.0", "Ubuntu 24.04.3", driver="30.20.0")["verdict"] == "supported"
     assert compat("MI300X", "7.1.0", "Ubuntu 24.04.3", driver="6.2.x")["verdict"] == "unsupported"
     assert compat("MI300X", "7.1.0", "Ubuntu 24.04.3", driver="6.8.5")["verdict"] == "unknown"
+    # pytorch.org's rocm7.1 wheels are torch 2.10, not 2.1 (read as the number 2.1, 2.10 passed for it).
+    old_torch = compat("MI300X", "7.1.0", "Ubuntu 24.04.3", torch="2.1.2")
+    assert old_torch["verdict"] == "unsupported" and any("PyTorch 2.1 is not listed" in r for r in old_torch["reasons"])
+    assert compat("MI300X", "7.1.0", "Ubuntu 24.04.3", torch="2.10.0")["verdict"] == "supported"
+
+
+def _by_version(values, newest_first=False) -> str:
+    """The reference's values in version order (numeric parts, as AMD lists them), as one text."""
+    def key(v):
+        return [int(p) if p.isdigit() else -1 for p in v.split(".")]
+    return ", ".join(sorted(values, key=key, reverse=newest_first))
+
+
+def test_listed_versions_in_reasons_are_in_version_order():
+    # Text order is the user's to read and must not change between builds of the same input; as
+    # text, '10.0' sorted after '8.10' and '6.14' before '6.8'.
+    rhel = [r["os_version"] for r in reference.rows("rocm_os_support.csv")
+            if r["rocm_version"] == "7.1.0" and r["os_family"] == "RHEL"]
+    assert {"10.0", "9.6", "8.10"} <= set(rhel)
+    result = compat("MI300X", "7.1.0", "RHEL 9.5")
+    assert f"(supported RHEL releases: {_by_version(rhel, newest_first=True)})" in " ".join(result["reasons"])
+    # Every kernel AMD lists for the release or the family line it belongs to (24.04 covers 24.04.3),
+    # each text once, by kernel version.
+    kernels = {(r["kernel_version"], r["kernel_as_listed"]) for r in reference.rows("os_kernels.csv")
+               if r["os_family"] == "Ubuntu" and (r["os_version"] == "24.04.3" or "24.04.3".startswith(r["os_version"] + "."))}
+    assert len({v for v, _ in kernels}) > 1
+    listed = ", ".join(text for _, text in sorted(kernels, key=lambda k: ([int(p) for p in k[0].split(".")], k[1])))
+    result = compat("MI300X", "7.1.0", "Ubuntu 24.04.3", "6.11.0-1-generic")
+    assert f"(listed: {listed})" in " ".join(result["reasons"])
+    torch = [r["torch_major_minor"] for r in reference.rows("rocm_pytorch_versions.csv") if r["rocm_version"] == "6.1.0"]
+    bad = compat("MI300X", "6.1.0", "Ubuntu 22.04.4", "5.15.0-105-generic", torch="2.8")
+    assert f"(AMD lists {_by_version(torch, newest_first=True)})" in " ".join(bad["reasons"])
+    drivers = [r["amdgpu_driver_version"] for r in reference.rows("rocm_amdgpu_drivers.csv") if r["rocm_version"] == "7.1.0"]
+    bad = compat("MI300X", "7.1.0", "Ubuntu 24.04.3", driver="6.2.x")
+    assert f"(listed: {_by_version(drivers, newest_first=True)})" in " ".join(bad["reasons"])
 
 
 @pytest.mark.parametrize("gpu, rocm, os, why", [
