@@ -159,6 +159,22 @@ def test_check_blocks_a_ranking_that_cites_a_run_that_does_not_match():
     assert con.execute(check).fetchall() == []
     con.execute("update rankings set benchmark_run_ids = ['fast', 'slow']")
     assert con.execute(check).fetchall() == [("chat", "o", "slow")]
+    # Each ranking is named with each offending run it cites, as often as it cites it.
+    con.execute("update rankings set benchmark_run_ids = ['slow', 'fast', 'slow']")
+    assert con.execute(check).fetchall() == [("chat", "o", "slow")] * 2
+
+
+def test_check_names_every_ranking_that_cites_an_offending_list():
+    check = sql_compiled.compiled_checks(SQL_DIR)["assert_ranked_runs_match_the_workload"]
+    con = build(workloads=[chat(slo_json=json.dumps({"ttft_p99_ms": 2000.0}))], offers=[offer("o"), offer("p")],
+                bench_runs=[run("fast", ttft_p99_ms=1500.0), run("slow", ttft_p99_ms=2500.0)])
+    assert sorted(con.execute("select offer_id, benchmark_run_ids from rankings").fetchall()) == [
+        ("o", ["fast"]), ("p", ["fast"])]
+    assert con.execute(check).fetchall() == []
+    con.execute("update rankings set benchmark_run_ids = ['fast', 'slow']")  # both offers cite one list
+    assert sorted(con.execute(check).fetchall()) == [("chat", "o", "slow"), ("chat", "p", "slow")]
+    con.execute("update rankings set benchmark_run_ids = ['slow'] where offer_id = 'p'")
+    assert sorted(con.execute(check).fetchall()) == [("chat", "o", "slow"), ("chat", "p", "slow")]
 
 
 def test_check_blocks_a_ranking_without_evidence_or_with_a_stale_cost():

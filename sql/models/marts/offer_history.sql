@@ -33,15 +33,17 @@ added as materialized (
         and o.source_name not in {{ offer_history_changed_sources() }}
 ),
 
-regrouped as (
+regrouped as materialized (
     -- Groups a new observation of a file that is not current falls in (rare), and the groups of the
     -- observations of files whose state changed (a scrape that rewrites its one file supersedes the
-    -- last version every refresh): recomputed whole, from a narrow read of the few files named.
-    select distinct source_name, observation_hash
+    -- last version every refresh): recomputed whole, from a narrow read of the few files named. A
+    -- group whose time is stated carries it (stated_observed_at, as merged_groups below): each of
+    -- its observations, in any file, has that time, so they are looked up by it too.
+    select distinct source_name, observation_hash, case when observed_at_stated then observed_at end as stated_observed_at
     from added
     where coalesce(file_state, 'current') != 'current'
     union
-    select o.source_name, o.observation_hash
+    select o.source_name, o.observation_hash, case when o.observed_at_stated then o.observed_at end
     from {{ ref('stg_quote_observations') }} as o
     semi join {{ state_changed_files() }} as c
         on c.source_name = o.source_name and c.file_sha256 = o.file_sha256
@@ -61,9 +63,20 @@ observations as not materialized (
     {% if is_incremental() -%}
     where o.source_name in {{ offer_history_changed_sources() }}
     union all
+    -- The regrouped groups' observations, by their time where it is stated: DuckDB then reads only
+    -- the row groups of those times (rows are stored roughly as observed), where the random hash
+    -- alone made it read every key of the history (a scraper that rewrites its one file).
     select o.*, f.state as file_state, f.superseded_by as file_superseded_by, f.last_seen_at as file_last_seen_at
     from {{ ref('stg_quote_observations') }} as o
-    semi join regrouped as g
+    semi join (select * from regrouped where stated_observed_at is not null) as g
+        on g.source_name = o.source_name and g.observation_hash = o.observation_hash
+        and g.stated_observed_at = o.observed_at
+    left join {{ ref('int_file_states') }} as f
+        on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
+    union all
+    select o.*, f.state as file_state, f.superseded_by as file_superseded_by, f.last_seen_at as file_last_seen_at
+    from {{ ref('stg_quote_observations') }} as o
+    semi join (select * from regrouped where stated_observed_at is null) as g
         on g.source_name = o.source_name and g.observation_hash = o.observation_hash
     left join {{ ref('int_file_states') }} as f
         on f.source_name = o.source_name and f.file_sha256 = o.file_sha256
@@ -166,7 +179,13 @@ stored_rows as materialized (
     union all
     select {{ stored_rowid }}, s.source_name, s.observation_hash, false
     from {{ this }} as s
-    semi join regrouped as g
+    semi join (select * from regrouped where stated_observed_at is not null) as g
+        on g.source_name = s.source_name and g.observation_hash = s.observation_hash
+        and g.stated_observed_at = s.observed_at
+    union all
+    select {{ stored_rowid }}, s.source_name, s.observation_hash, false
+    from {{ this }} as s
+    semi join (select * from regrouped where stated_observed_at is null) as g
         on g.source_name = s.source_name and g.observation_hash = s.observation_hash
 ),
 
