@@ -156,9 +156,12 @@ def incremental_vs_full(gen: dict, published: Path, work: Path, refresh_s: float
         "first_incremental_copy_seconds": round(warm.clock.wall("copy"), 3),
         # Only the models a changed input reaches run (docs/production.md, step 5); the others keep their tables.
         "incremental_sql_model_seconds": again_clock.slowest_models(),
+        # Its data tests run in the same stage, in no model's time: the five slowest.
+        "incremental_slowest_check_seconds": again_clock.slowest_checks(),
         "incremental_models_kept": len(full_clock.slowest_models()) - len(again_clock.slowest_models()),
         "version_refresh_seconds": round(version.seconds, 3),
         "version_sql_model_seconds": version.clock.slowest_models(),
+        "version_slowest_check_seconds": version.clock.slowest_checks(),
         "version_ratio_vs_full": round(version.seconds / full_s, 3),
         "unchanged_refresh_seconds": round(idle.seconds, 3),
         "unchanged_stages_seconds": {k: v["seconds"] for k, v in idle.clock.report(1).items()},

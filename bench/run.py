@@ -146,6 +146,7 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         # Seconds per SQL model in the first refresh, slowest first.
         "sql_model_seconds": clock.slowest_models(),
         "checks_seconds": clock.check_seconds,  # inside the sql_models stage (dbt build runs both)
+        "slowest_check_seconds": clock.slowest_checks(),
         # Models whose first attempt ran out of memory and was built again alone, and its seconds.
         "memory_rerun_seconds": clock.memory_rerun_seconds,
         "quality_gate_seconds": stages["quality_gate"]["seconds"],

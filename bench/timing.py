@@ -153,6 +153,10 @@ class StageClock:
         """Seconds per SQL model of the last dbt build, slowest first."""
         return dict(sorted(self.model_seconds.items(), key=lambda kv: -kv[1]))
 
+    def slowest_checks(self, n: int = 5) -> dict[str, float]:
+        """Seconds of the n slowest data tests of the last dbt build, slowest first (in no model's time)."""
+        return dict(sorted(self.check_seconds_by_name.items(), key=lambda kv: -kv[1])[:n])
+
     def staged_in_processes(self) -> bool:
         """Whether files were staged in worker processes: batches ran, but no adapter's span reached this one."""
         return bool(self.intervals.get("parse")) and not self.intervals.get("parse_files")

@@ -63,6 +63,10 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert result["incremental_vs_full_differences"] == {}
     # Tiny inputs fit the build's memory: no model ran out of it in any refresh (the bench would name it).
     assert result["memory_rerun_seconds"] == {}
+    # The slowest data tests, each a test the project declares, slowest first.
+    for key in ("slowest_check_seconds", "incremental_slowest_check_seconds", "version_slowest_check_seconds"):
+        checks = result[key]
+        assert 0 < len(checks) <= 5 and list(checks.values()) == sorted(checks.values(), reverse=True), key
     assert result["memory_reruns_seconds"] == {
         when: {} for when in ("first_incremental", "incremental", "version", "unchanged", "full_rebuild")}
     # The same scrape file rewritten (a new version of its path): the quote chain again, and the
