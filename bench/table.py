@@ -24,6 +24,8 @@ def print_table(r: dict) -> None:
           f"compat rows) {r['feasibility_seconds']:.3f}s")
     slowest = ", ".join(f"{m} {v:.1f}s" for m, v in list(r["sql_model_seconds"].items())[:5])
     print(f"slowest SQL models: {slowest}")
+    checks = ", ".join(f"{c} {v:.1f}s" for c, v in r["incremental_slowest_check_seconds"].items())
+    print(f"slowest data tests of the incremental refresh (in no model's time): {checks or 'none'}")
     print(f"first incremental refresh after the full one (one new scrape file, from a copy of the published "
           f"warehouse): {r['first_incremental_refresh_seconds']:.1f}s (copy {r['first_incremental_copy_seconds']:.2f}s)")
     print(f"incremental refresh (one new scrape file; the rest staged already): {r['incremental_refresh_seconds']:.1f}s "

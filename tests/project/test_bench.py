@@ -112,6 +112,7 @@ def test_bench_tiny_writes_result_json(tmp_path):
     summary = done.stdout.strip().splitlines()
     assert any(line.startswith("bench tiny:") and "plain DuckDB read_csv" in line for line in summary)
     assert "SQL models built again alone after running out of memory side by side: none" in summary
+    assert any(line.startswith("slowest data tests of the incremental refresh") and not line.endswith("none") for line in summary)
     assert not (tmp_path / "work").exists()  # scratch inputs removed unless --keep
 
 
