@@ -166,27 +166,20 @@ stored_rows as materialized (
     -- it read every key of the history. A dbt unit test's stand-in for this table (a CTE: `this`
     -- renders as its name) has no row ids: its rows are found by their keys, and replace none.
     {%- set stored_rowid = 'null::bigint' if this is string else 's.rowid' %}
-    select {{ stored_rowid }} as stored_rowid, s.source_name, s.observation_hash, true as is_merged
+    {#- Per kind of group (merged, regrouped): the groups with a stated time, then the others. #}
+    {%- for groups, is_merged, stated in [('merged_groups', 'true', true), ('merged_groups', 'true', false),
+                                           ('regrouped', 'false', true), ('regrouped', 'false', false)] %}
+    {%- if not loop.first %}
+    union all
+    {%- endif %}
+    select {{ stored_rowid }} as stored_rowid, s.source_name, s.observation_hash, {{ is_merged }} as is_merged
     from {{ this }} as s
-    semi join (select * from merged_groups where stated_observed_at is not null) as g
+    semi join (select * from {{ groups }} where stated_observed_at is {{ 'not null' if stated else 'null' }}) as g
         on g.source_name = s.source_name and g.observation_hash = s.observation_hash
+        {%- if stated %}
         and g.stated_observed_at = s.observed_at
-    union all
-    select {{ stored_rowid }}, s.source_name, s.observation_hash, true
-    from {{ this }} as s
-    semi join (select * from merged_groups where stated_observed_at is null) as g
-        on g.source_name = s.source_name and g.observation_hash = s.observation_hash
-    union all
-    select {{ stored_rowid }}, s.source_name, s.observation_hash, false
-    from {{ this }} as s
-    semi join (select * from regrouped where stated_observed_at is not null) as g
-        on g.source_name = s.source_name and g.observation_hash = s.observation_hash
-        and g.stated_observed_at = s.observed_at
-    union all
-    select {{ stored_rowid }}, s.source_name, s.observation_hash, false
-    from {{ this }} as s
-    semi join (select * from regrouped where stated_observed_at is null) as g
-        on g.source_name = s.source_name and g.observation_hash = s.observation_hash
+        {%- endif %}
+    {%- endfor %}
 ),
 
 merge_candidates as (
