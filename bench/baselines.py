@@ -8,12 +8,12 @@ from pathlib import Path
 from bench.timing import cpu_seconds
 
 # DuckDB alone, per-request rows: the --save-detailed lists of every file unnested into one row per request.
-REQUESTS_BASELINE = """
-create table requests as
+REQUESTS_SELECT = """
 select filename, unnest(input_lens) as input_len, unnest(output_lens) as output_len, unnest(ttfts) as ttft_s,
        unnest(latencies) as latency_s, unnest(errors) as error
 from read_json(?, format = 'auto', filename = true, maximum_object_size = 67108864)
 """
+REQUESTS_BASELINE = f"create table requests as {REQUESTS_SELECT}"
 
 
 def shared_header(paths: list[str]) -> bool:

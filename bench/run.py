@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from bench.baselines import duckdb_baseline_apart
+from bench.floor import ingest_floor
 from bench.queries import cli_rank_p50, feasibility_seconds, rank_query_p50
 from bench.refreshes import incremental_vs_full, timed_refresh
 from bench.table import print_table
@@ -100,6 +101,10 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
                                                  plain=True)
     print(f"bench: ingest {pipeline_ingest_s:.1f}s, DuckDB alone {baseline_s:.1f}s (union_by_name) / {plain_s:.1f}s "
           f"(plain): {pipeline_ingest_s / plain_s:.2f}x the plain load", flush=True)
+    # What no build of the ingest could skip: keep the bytes, read every cell, check every row, write it once.
+    floor = ingest_floor(csv_files, gen["request_files"], work / "warehouse" / "staged-cache", work / "floor.duckdb")
+    print(f"bench: the ingest's floor {floor['seconds']:.1f}s = {floor['seconds'] / plain_s:.2f}x the plain load "
+          f"(CPU {floor['cpu_seconds'] / plain_parts['cpu_seconds']:.2f}x)", flush=True)
 
     t_queries = time.perf_counter()
     counts = published_counts(published)
@@ -116,6 +121,7 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "rows_offers": gen["rows_offers"], "offers": gen["offers"], "rows_runs": gen["rows_runs"],
         "rows_requests": gen["rows_requests"], "request_files": len(gen["request_files"]),
+        "quote_files": len(gen["quote_files"]),
         "requests": clock.by_format("vllm-serve", gen["rows_requests"]),
         # Big refreshes stage in worker processes (flows/ingest/stage_pool.py): the spans of the parsing
         # there stay there, and parse/validate are timed as one span from this process.
@@ -132,6 +138,10 @@ def run(scale_name: str, work: Path, keep: bool = False, repeats: int = 20) -> d
         "duckdb_plain_baseline_seconds": round(plain_s, 3),
         "duckdb_plain_baseline_seconds_by_table": plain_parts,
         "ingest_ratio_vs_duckdb_plain": round(pipeline_ingest_s / plain_s, 2),
+        # Work any build of the ingest must do (bench/floor.py): how close to the anchor it could come.
+        "ingest_floor": floor,
+        "ingest_floor_ratio_vs_duckdb_plain": round(floor["seconds"] / plain_s, 2),
+        "ingest_floor_cpu_ratio_vs_duckdb_plain": round(floor["cpu_seconds"] / plain_parts["cpu_seconds"], 2),
         # CPU seconds (all threads) of the same two spans: the ratio a busy, shared machine distorts least.
         "pipeline_ingest_cpu_seconds": round(pipeline_cpu_s, 3),
         "duckdb_baseline_cpu_seconds": baseline_parts["cpu_seconds"],

@@ -22,6 +22,12 @@ def print_table(r: dict) -> None:
           f"{r['duckdb_plain_baseline_seconds']:.2f}s ({plain}); feasibility (memory_fit + compat over "
           f"{r['feasibility_rows']['int_fit_requests']:,} fit × {r['feasibility_rows']['int_compat_requests']:,} "
           f"compat rows) {r['feasibility_seconds']:.3f}s")
+    f = r["ingest_floor"]
+    print(f"the ingest's floor (bench/floor.py) {f['seconds']:.2f}s = {r['ingest_floor_ratio_vs_duckdb_plain']}x the plain "
+          f"load (CPU {r['ingest_floor_cpu_ratio_vs_duckdb_plain']}x): hash and copy {f['keep_bytes']['files']:,} files "
+          f"{f['keep_bytes']['seconds']:.2f}s + DuckDB reading every input cell {f['read_cells']['seconds']:.2f}s + pandera "
+          f"over {f['contracts']['rows']:,} staged rows {f['contracts']['seconds']:.2f}s + DuckDB writing them once "
+          f"{f['write_tables']['seconds']:.2f}s")
     slowest = ", ".join(f"{m} {v:.1f}s" for m, v in list(r["sql_model_seconds"].items())[:5])
     print(f"slowest SQL models: {slowest}")
     checks = ", ".join(f"{c} {v:.1f}s" for c, v in r["incremental_slowest_check_seconds"].items())
@@ -46,6 +52,7 @@ def print_table(r: dict) -> None:
     print(f"\nbench {r['scale']}: {r['rows_offers']:,} offer rows, {r['rows_requests']:,} request rows, refresh {r['refresh_seconds']:.1f}s, "
           f"ingest {r['ingest_ratio_vs_duckdb_plain']}x plain DuckDB read_csv (CPU {r['ingest_cpu_ratio_vs_duckdb_plain']}x), "
           f"{r['ingest_ratio_vs_duckdb']}x union_by_name (CPU {r['ingest_cpu_ratio_vs_duckdb']}x), "
+          f"its floor {r['ingest_floor_ratio_vs_duckdb_plain']}x (CPU {r['ingest_floor_cpu_ratio_vs_duckdb_plain']}x), "
           f"incremental {r['incremental_refresh_seconds']:.1f}s = {r['incremental_ratio_vs_full']:.0%} of full "
           f"{r['full_rebuild_seconds']:.1f}s (a new version of a path {r['version_ratio_vs_full']:.0%}), peak RSS {r['peak_rss_bytes'] / 2**30:.2f} GiB, "
           f"rank p50 {r['rank_query_p50_ms']:.1f} ms (every row {r['rank_export_query_p50_ms']:.0f} ms, CLI {r['cli_rank_p50_ms']:.0f} ms), "

@@ -92,6 +92,18 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert {"quotes", "runs", "requests", "cpu_seconds"} <= set(plain)
     assert result["ingest_ratio_vs_duckdb_plain"] > 0 and result["ingest_cpu_ratio_vs_duckdb_plain"] > 0
     assert set(result["stages"]) == STAGES
+    # The floor (bench/floor.py): its four parts, each measured, and their sum.
+    floor = result["ingest_floor"]
+    parts = ("keep_bytes", "read_cells", "contracts", "write_tables")
+    assert set(floor) == {"seconds", "cpu_seconds", *parts}
+    # (CPU seconds tick in hundredths: hashing 15 tiny files may take none.)
+    assert all(floor[p]["seconds"] > 0 and floor[p]["cpu_seconds"] >= 0 for p in parts), floor
+    assert abs(floor["seconds"] - sum(floor[p]["seconds"] for p in parts)) < 0.01
+    # Every generated input file was hashed and copied once.
+    assert floor["keep_bytes"]["files"] == result["quote_files"] + 1 + result["request_files"]  # one run file
+    # Every staged accepted row was checked: runs and quotes accepted, and the requests of accepted runs.
+    assert floor["contracts"]["rows"] == c["rows_accepted"] + c["benchmark_requests_rows"]
+    assert result["ingest_floor_ratio_vs_duckdb_plain"] > 0 and result["ingest_floor_cpu_ratio_vs_duckdb_plain"] > 0
     # Every SQL model dbt materialises (an ephemeral one lives inside its reader) timed once, slowest
     # first. dbt runs BUILD_THREADS models at once, so each model fits inside the stage's wall time and
     # all of them together inside BUILD_THREADS times it (CI once saw the plain sum 1 % over the wall).
@@ -110,7 +122,7 @@ def test_bench_tiny_writes_result_json(tmp_path):
     assert c["rows_quarantined"] >= c["bad_rows_injected"]
     assert result["rankings_rows"] > 0
     summary = done.stdout.strip().splitlines()
-    assert any(line.startswith("bench tiny:") and "plain DuckDB read_csv" in line for line in summary)
+    assert any(line.startswith("bench tiny:") and "plain DuckDB read_csv" in line and "floor" in line for line in summary)
     assert "SQL models built again alone after running out of memory side by side: none" in summary
     assert any(line.startswith("slowest data tests of the incremental refresh") and not line.endswith("none") for line in summary)
     assert not (tmp_path / "work").exists()  # scratch inputs removed unless --keep
