@@ -140,8 +140,8 @@ def _any_row_order(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
     Nothing reads raw.* by position: a model takes a file's rows by their keys, and a build's new
     rows still come after every older one (appended), so only the order among one load's rows can
-    differ. Keeping that order cost a third of the load (make bench, default scale: 10M quote rows,
-    15.4 -> 10.0 s; docs/benchmark.md)."""
+    differ. Keeping that order cost a third of the load (10M quote rows at default scale: 15.4 -> 10.0 s
+    measured alone; the bench's load 23.8 -> 16.3 s, docs/benchmark.md 2026-12-06 19:12)."""
     before = con.execute("select current_setting('preserve_insertion_order')").fetchone()[0]
     con.execute("set preserve_insertion_order = false")
     try:

@@ -59,7 +59,7 @@ SCRAPE_HEADER = "provider,offer_id,gpu_model,gpus_per_node,price,currency,price_
 
 
 def _tied_scrapes(root):
-    """Two scrape files of one source stating the same time for the same offers at other prices: which
+    """Three scrape files of one source stating the same time for the same offers at other prices: which
     one is the latest is a tie the models must break the same way whatever order the rows come in."""
     (root / "q").mkdir(parents=True)
     for name, price in (("a", "2.10"), ("b", "2.20"), ("c", "2.30")):
