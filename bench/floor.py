@@ -20,12 +20,6 @@ from pathlib import Path
 from bench.baselines import REQUESTS_SELECT, shared_header
 from bench.timing import cpu_seconds
 
-# Files whose staged rows pandera checks at once, as flows/stage_inputs.py batches them.
-FILES_PER_CHECK = 64
-# The staged tables the load writes (flows/load.py STAGED_TABLES, by their Parquet files' suffix).
-STAGED_SUFFIXES = ("quote_observations", "benchmark_runs", "benchmark_requests", "quarantine")
-
-
 class _Timer:
     """Wall and CPU seconds (this process and its children) of what runs inside `with`."""
 
@@ -68,18 +62,19 @@ def read_cells(files: dict[str, list[str]], json_files: list[str]) -> dict:
 
 
 def check_contracts(staged_dir: Path) -> dict:
-    """pandera checking every staged accepted row against its table's contract, FILES_PER_CHECK files a
-    call (reading the Parquet is not counted)."""
+    """pandera checking every staged accepted row against its table's contract, as many files a call as
+    staging batches (reading the Parquet is not counted)."""
     import polars as pl
 
+    from flows.stage_inputs import MAX_FILES_PER_BATCH
     from models import CONTRACTS
 
     seconds = cpu = 0.0
     rows = 0
     for table, contract in CONTRACTS.items():
         paths = sorted(staged_dir.rglob(f"*.{table}.parquet"))
-        for i in range(0, len(paths), FILES_PER_CHECK):
-            frame = pl.concat([pl.read_parquet(p) for p in paths[i:i + FILES_PER_CHECK]], how="vertical")
+        for i in range(0, len(paths), MAX_FILES_PER_BATCH):
+            frame = pl.concat([pl.read_parquet(p) for p in paths[i:i + MAX_FILES_PER_BATCH]], how="vertical")
             with _Timer() as timer:
                 contract.validate(frame, lazy=True)
             seconds, cpu, rows = seconds + timer.seconds, cpu + timer.cpu_seconds, rows + frame.height
@@ -90,9 +85,11 @@ def write_tables(staged_dir: Path, db: Path) -> dict:
     """DuckDB writing every staged row into tables of a new database file, once, in any order."""
     import duckdb
 
+    from flows.load import STAGED_TABLES
+
     with _Timer() as timer, duckdb.connect(str(db)) as con:
         con.execute("set preserve_insertion_order = false")
-        for table in STAGED_SUFFIXES:
+        for table in STAGED_TABLES:
             paths = [str(p) for p in sorted(staged_dir.rglob(f"*.{table}.parquet"))]
             if paths:
                 con.execute(f'create table "{table}" as select * from read_parquet(?, union_by_name = true)', [paths])
